@@ -1,0 +1,23 @@
+"""seqlab：《从序列建模到 Transformer》配套的小型 PyTorch 库。
+
+一个模块对应书里的一个概念，顺序与章节一致：``corpus``、``lm``、``tokenize``、``embedding``、
+``rnn``、``seq2seq``、``attention``、``transformer``、``train``；``figures`` 与 ``explorers``
+负责画图和交互，``exercises`` 负责练习的自动检查。
+"""
+
+from __future__ import annotations
+
+import random
+
+__all__ = ["setup"]
+
+
+def setup(seed: int = 0) -> None:
+    """每个笔记本的第一个代码单元都调用它：固定随机种子，设定 plotly 的离线渲染与样式。"""
+    import torch
+
+    from seqlab.figures import use_book_defaults
+
+    random.seed(seed)
+    torch.manual_seed(seed)
+    use_book_defaults()

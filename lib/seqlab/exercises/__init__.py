@@ -1,0 +1,133 @@
+"""练习的自动检查。
+
+每个检查函数用 ``@checker`` 登记，附上难度、预计用时和它练习的学习目标。检查函数里用
+``expect(条件, 中文说明)`` 或 ``fail(中文说明)`` 指出学生的答案哪里不对；包装器会把结果
+变成一个 ``CheckResult``：在笔记本里显示为 ✅ / ❌ 加一句解释，**不抛异常**，所以没做完的
+练习不会打断“全部运行”。
+
+环境变量 ``SEQLAB_STRICT_CHECKS=1`` 时（CI 执行完整版笔记本、构建网站时），未通过的检查
+抛出 ``AssertionError``——完整版笔记本里的参考答案必须全部通过。
+
+各节的检查在 ``seqlab.exercises.sec01`` … ``sec06`` 里。
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+PASS_MARK = "✅"
+FAIL_MARK = "❌"
+
+
+class CheckFailed(Exception):
+    """检查未通过；消息是给学生看的中文说明。"""
+
+
+def fail(message: str) -> None:
+    raise CheckFailed(message)
+
+
+def expect(condition: bool, message: str) -> None:
+    if not condition:
+        raise CheckFailed(message)
+
+
+def expect_close(got, want, what: str, *, tol: float = 1e-6) -> None:
+    """比较两个实数（或可以转换成实数的对象），不符时说出期望值和实际值。"""
+    try:
+        got_f = float(got)
+    except (TypeError, ValueError):
+        fail(f"{what}应该是一个数，但你给的是 {type(got).__name__}：{got!r}")
+    if not math.isfinite(got_f):
+        fail(f"{what}是 {got_f}，不是有限的数。")
+    if not math.isclose(got_f, float(want), rel_tol=tol, abs_tol=tol):
+        fail(f"{what}应为 {float(want):.6g}，你的结果是 {got_f:.6g}。")
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """一道练习的元数据（网站和笔记本里都会显示）。"""
+
+    key: str
+    title: str
+    objective: str
+    difficulty: int  # 1 = 基础，2 = 进阶，3 = 挑战
+    minutes: int
+
+    @property
+    def stars(self) -> str:
+        return "★" * self.difficulty + "☆" * (3 - self.difficulty)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    exercise: Exercise
+    passed: bool
+    message: str
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def _text(self) -> str:
+        mark = PASS_MARK if self.passed else FAIL_MARK
+        return f"{mark} 练习 {self.exercise.key}「{self.exercise.title}」：{self.message}"
+
+    def __repr__(self) -> str:
+        return self._text()
+
+    def _repr_html_(self) -> str:
+        color = "#2e7d4f" if self.passed else "#b5485d"
+        return (
+            f'<div class="seqlab-check" style="border-left:4px solid {color};padding:4px 10px;">'
+            f"{html.escape(self._text())}</div>"
+        )
+
+
+EXERCISES: dict[str, Exercise] = {}
+
+
+def strict() -> bool:
+    return os.environ.get("SEQLAB_STRICT_CHECKS", "") == "1"
+
+
+def checker(key: str, title: str, *, objective: str, difficulty: int, minutes: int, passed: str = "正确！"):
+    """把一个“会在答案不对时调用 ``fail``”的函数变成友好的检查函数。"""
+    exercise = Exercise(key, title, objective, difficulty, minutes)
+    if key in EXERCISES:
+        raise ValueError(f"练习编号重复：{key}")
+    EXERCISES[key] = exercise
+
+    def wrap(check: Callable[..., str | None]):
+        @functools.wraps(check)
+        def run(*args, **kwargs) -> CheckResult:
+            try:
+                detail = check(*args, **kwargs)
+                result = CheckResult(exercise, True, detail or passed)
+            except CheckFailed as err:
+                result = CheckResult(exercise, False, str(err))
+            except NotImplementedError:
+                result = CheckResult(exercise, False, "还没有完成：请把代码里的 NotImplementedError 换成你的实现。")
+            except Exception as err:  # noqa: BLE001 —— 学生代码里的任何错误都变成说明
+                result = CheckResult(exercise, False, f"你的代码运行时出错：{type(err).__name__}: {err}")
+            if strict() and not result.passed:
+                raise AssertionError(result._text())
+            return result
+
+        run.exercise = exercise
+        return run
+
+    return wrap
+
+
+def call(fn, *args):
+    """调用学生写的函数；如果学生还没有写（``None``），给出清楚的提示。"""
+    if fn is None:
+        fail("还没有完成：答案仍然是 None。")
+    if not callable(fn):
+        fail(f"这里需要一个函数，但你给的是 {type(fn).__name__}。")
+    return fn(*args)

@@ -1,0 +1,169 @@
+"""探索器框架：一个计算函数，两副面孔。
+
+* **静态面**（``static_figure``）：plotly 图自带的滑块 / 下拉菜单在预先算好的状态之间切换，
+  不需要内核，网页离线可用。
+* **实时面**（``live``）：ipywidgets 控件驱动同一个计算函数，原地更新一张 ``FigureWidget``，
+  用于无法预先计算的情形（任意输入的文字、任意数值）。
+
+坏输入永远不会在控件里抛出异常：``InputError`` 的中文消息显示在控件里，图保持上一次的
+正常状态。代价随 ``S`` 或 ``V`` 增长的计算应先估算内存，超出预算就用 ``MemoryBudgetError``
+拒绝并说出估算值。
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any, ClassVar
+
+import ipywidgets as widgets
+import plotly.graph_objects as go
+
+from seqlab.errors import InputError
+
+MAX_TEXT_CHARS = 2000
+
+
+class Explorer:
+    """所有探索器的基类。子类设置 ``name``、``title``、``examples`` 并实现各个钩子。
+
+    * ``controls()``：返回 ``{参数名: ipywidgets 控件}``，参数名与 ``compute`` 的关键字一致。
+    * ``compute(**params)``：纯计算，返回一个“状态”；坏输入抛 ``InputError``（中文消息）。
+    * ``figure(state)``：由状态画出一张完整的 ``go.Figure``。
+    * ``update(fig, state)``：把状态原地画进已有的 ``FigureWidget``；默认逐条替换轨迹。
+    * ``static_figure()``：静态面。
+    * ``caption(state)``：实时面在图上方显示的一句话（可选）。
+    * ``examples``：几组合法的控件取值，测试和 ``make bench`` 用它们驱动实时面。
+    """
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    examples: ClassVar[list[dict[str, Any]]] = []
+
+    def controls(self) -> dict[str, widgets.ValueWidget]:
+        raise NotImplementedError
+
+    def compute(self, **params) -> Any:
+        raise NotImplementedError
+
+    def figure(self, state) -> go.Figure:
+        raise NotImplementedError
+
+    def static_figure(self) -> go.Figure:
+        raise NotImplementedError
+
+    def caption(self, state) -> str:
+        return ""
+
+    def update(self, fig: go.FigureWidget, state) -> None:
+        new = self.figure(state)
+        if len(new.data) != len(fig.data):
+            fig.data = []
+            fig.add_traces(new.data)
+        else:
+            for old, trace in zip(fig.data, new.data):
+                old.update(trace.to_plotly_json(), overwrite=True)
+        fig.layout.update(_updatable_layout(new.layout), overwrite=False)
+
+    def live(self) -> LiveView:
+        return LiveView(self)
+
+
+def _updatable_layout(layout: go.Layout) -> dict:
+    full = layout.to_plotly_json()
+    full.pop("template", None)
+    return full
+
+
+class LiveView:
+    """探索器的实时面：控件 + 一行消息 + 原地更新的图。
+
+    ``set(**values)`` 以编程方式设置控件（测试与基准测试用），只触发一次更新。
+    ``status`` 是最近一次更新给读者的消息（纯文本）；``unexpected`` 记录意料之外的异常
+    （正常情况下永远是 ``None``，测试会检查它）。
+    """
+
+    def __init__(self, explorer: Explorer):
+        self.explorer = explorer
+        self.controls = explorer.controls()
+        self.message = widgets.HTML(layout=widgets.Layout(min_height="1.6em"))
+        self.status = ""
+        self.ok = False
+        self.unexpected: BaseException | None = None
+        self._hold = False
+        state = explorer.compute(**self.values())
+        self.figure = go.FigureWidget(explorer.figure(state))
+        self._show(explorer.caption(state), ok=True)
+        for control in self.controls.values():
+            control.observe(self._on_change, names="value")
+        self.widget = widgets.VBox(
+            [widgets.HBox(list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap")),
+             self.message, self.figure]
+        )
+
+    def values(self) -> dict[str, Any]:
+        return {name: control.value for name, control in self.controls.items()}
+
+    def set(self, **values) -> bool:
+        unknown = set(values) - set(self.controls)
+        if unknown:
+            raise KeyError(f"没有这些控件：{sorted(unknown)}")
+        self._hold = True
+        try:
+            for name, value in values.items():
+                self.controls[name].value = value
+        finally:
+            self._hold = False
+        return self.refresh()
+
+    def refresh(self) -> bool:
+        """用当前控件值重新计算；成功返回 ``True``，坏输入返回 ``False``（图不变）。"""
+        try:
+            params = self.values()
+            _reject_non_finite(params)
+            state = self.explorer.compute(**params)
+        except InputError as err:
+            self._show(str(err), ok=False)
+            return False
+        except Exception as err:  # noqa: BLE001 —— 控件里绝不抛异常
+            self.unexpected = err
+            self._show(f"计算时出现意外错误（{type(err).__name__}）。请换一个输入再试。", ok=False)
+            return False
+        with self.figure.batch_update():
+            self.explorer.update(self.figure, state)
+        self._show(self.explorer.caption(state), ok=True)
+        return True
+
+    def _on_change(self, _change) -> None:
+        if not self._hold:
+            self.refresh()
+
+    def _show(self, text: str, *, ok: bool) -> None:
+        self.status, self.ok = text, ok
+        color = "inherit" if ok else "#b5485d"
+        icon = "" if ok or not text else "⚠️ "
+        self.message.value = f'<span style="color:{color}">{icon}{html.escape(text)}</span>'
+
+    def _ipython_display_(self):
+        from IPython.display import display
+
+        display(self.widget)
+
+
+def _reject_non_finite(params: dict[str, Any]) -> None:
+    for value in params.values():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InputError("数值必须是有限的实数（不能是 NaN 或无穷大）。")
+
+
+def clean_text(text: str, *, max_chars: int = MAX_TEXT_CHARS, what: str = "文本") -> str:
+    """探索器共用的文本检查：去掉首尾空白，拒绝空文本和过长文本。"""
+    if not isinstance(text, str):
+        raise InputError(f"{what}必须是字符串。")
+    text = text.strip()
+    if not text:
+        raise InputError(f"{what}是空的：请输入至少一个字符。")
+    if len(text) > max_chars:
+        raise InputError(f"{what}有 {len(text)} 个字符，超过了上限 {max_chars}：请缩短后再试。")
+    return text
+

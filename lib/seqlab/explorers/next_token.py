@@ -1,0 +1,146 @@
+"""第 1.1 节的探索器：n-gram 语言模型逐位置的条件概率与下一个字的候选。"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import ipywidgets as widgets
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from seqlab import corpus
+from seqlab.errors import InputError
+from seqlab.explorers import Explorer, clean_text, register
+from seqlab.figures import stepped_figure
+from seqlab.lm import EOS, UNK, NGramLM
+
+ORDERS = (1, 2, 3, 4)
+MAX_CHARS = 120
+TOP_K = 8
+
+
+@lru_cache(maxsize=None)
+def book_model(order: int) -> NGramLM:
+    """在本书语料的训练部分上拟合的 n-gram 模型（按阶数缓存）。"""
+    train, _ = corpus.train_test_split(corpus.book_corpus())
+    return NGramLM(order).fit(train)
+
+
+@dataclass
+class NextTokenState:
+    text: str
+    order: int
+    probs: list[float]  # p(x_t | x_{<t})
+    cumulative: list[float]  # Σ_{s≤t} log p(x_s | x_{<s})
+    candidates: list[tuple[str, float]]  # 文本之后下一个字的前 TOP_K 个候选
+    alternatives: list[str]  # 每个位置上模型最看好的几个字（悬停显示）
+    unknown: int  # 语料里没见过的字数
+
+
+def next_token_state(text: str, order: int) -> NextTokenState:
+    text = clean_text(text, max_chars=MAX_CHARS, what="句子")
+    if order not in ORDERS:
+        raise InputError(f"阶数只能取 {ORDERS} 之一。")
+    model = book_model(order)
+    probs = model.conditionals(text)
+    cumulative, running = [], 0.0
+    for p in probs:
+        running += math.log(p)
+        cumulative.append(running)
+    alternatives = [
+        "、".join(f"{_show(c)} {q:.2f}" for c, q in model.top_next(text[:t], 3)) for t in range(len(text))
+    ]
+    unknown = sum(1 for ch in text if ch not in model.vocab)
+    return NextTokenState(text, order, probs, cumulative, model.top_next(text, TOP_K), alternatives, unknown)
+
+
+def _show(token: str) -> str:
+    return {EOS: "〈句尾〉", UNK: "〈未知〉"}.get(token, token)
+
+
+@register
+class NextTokenExplorer(Explorer):
+    name = "next_token"
+    title = "n-gram 语言模型：每个位置的条件概率"
+    examples = [
+        {"text": corpus.EXAMPLE_PREFIX, "order": 3},
+        {"text": corpus.EXAMPLE_PREFIX, "order": 1},
+        {"text": "他一口气把那本小说读", "order": 2},
+        {"text": "苹果公司发布了新的手机", "order": 3},
+    ]
+
+    def controls(self):
+        return {
+            "text": widgets.Text(value=corpus.EXAMPLE_PREFIX, description="句子", continuous_update=False),
+            "order": widgets.ToggleButtons(options=list(ORDERS), value=3, description="阶数 n"),
+        }
+
+    def compute(self, text: str, order: int) -> NextTokenState:
+        return next_token_state(text, order)
+
+    def caption(self, state: NextTokenState) -> str:
+        words = f"{state.order}-gram：log p(句子) = {state.cumulative[-1]:.2f}"
+        if state.unknown:
+            words += f"；有 {state.unknown} 个字在语料里从没出现过，按〈未知〉处理"
+        return words
+
+    def figure(self, state: NextTokenState) -> go.Figure:
+        fig = make_subplots(
+            rows=1,
+            cols=2,
+            column_widths=[0.64, 0.36],
+            specs=[[{"secondary_y": True}, {}]],
+            subplot_titles=("每个位置的 p(xₜ | 前文)", "下一个字的候选"),
+            horizontal_spacing=0.12,
+        )
+        labels = [f"{t + 1}·{ch}" for t, ch in enumerate(state.text)]
+        fig.add_trace(
+            go.Bar(
+                x=labels,
+                y=state.probs,
+                name="条件概率",
+                customdata=state.alternatives,
+                hovertemplate="%{x}<br>p = %{y:.4f}<br>模型最看好：%{customdata}<extra></extra>",
+            ),
+            row=1,
+            col=1,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=labels,
+                y=state.cumulative,
+                name="累计 log p",
+                mode="lines+markers",
+                hovertemplate="到 %{x} 为止 log p = %{y:.2f}<extra></extra>",
+            ),
+            row=1,
+            col=1,
+            secondary_y=True,
+        )
+        cand, cp = zip(*state.candidates)
+        fig.add_trace(
+            go.Bar(
+                x=list(cp)[::-1],
+                y=[_show(c) for c in cand][::-1],
+                orientation="h",
+                name="候选",
+                hovertemplate="%{y}：%{x:.4f}<extra></extra>",
+            ),
+            row=1,
+            col=2,
+        )
+        fig.update_yaxes(title_text="概率", range=[0, 1], row=1, col=1, secondary_y=False)
+        fig.update_yaxes(title_text="累计 log p", row=1, col=1, secondary_y=True, showgrid=False)
+        fig.update_xaxes(range=[0, 1], title_text="概率", row=1, col=2)
+        fig.update_layout(
+            title=f"「{state.text}」在 {state.order}-gram 模型下",
+            height=420,
+            showlegend=False,
+        )
+        return fig
+
+    def static_figure(self) -> go.Figure:
+        states = [(f"n = {n}", self.figure(next_token_state(corpus.EXAMPLE_PREFIX, n))) for n in ORDERS]
+        return stepped_figure(states, prefix="阶数 ", active=2)

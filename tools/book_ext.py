@@ -1,0 +1,55 @@
+"""本书的 Sphinx 扩展：让网站离线可用、中文可搜索。
+
+* 把已安装的 plotly 包自带的 ``plotly.min.js`` 复制进网站的静态目录（版本总与 Python 包一致），
+  并且只在含 plotly 图的页面里引用它一次；
+* 不让 myst-nb 从 CDN 加载 ipywidgets 的 JavaScript（实时控件在网站上本来就只显示代码）；
+* 用 jieba 加上本书的术语词典为中文建立搜索索引。
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import plotly
+
+HERE = Path(__file__).resolve().parent
+TERMS = HERE / "zh_terms.txt"
+PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+PLOTLY_STATIC = "seqlab/plotly.min.js"
+
+
+def _config_inited(app, config):
+    config.html_search_options = {"dict": str(TERMS)}
+    # myst-nb 在页面含控件状态时会从公网加载 require.js 与控件管理器：一律关掉。
+    config.nb_ipywidgets_js = {}
+
+
+def _copy_assets(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+    target = Path(app.outdir) / "_static" / PLOTLY_STATIC
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(PLOTLY_JS, target)
+
+
+def _page_context(app, pagename, templatename, context, doctree):
+    body = context.get("body", "")
+    if "plotly-graph-div" in body:
+        app.add_js_file(PLOTLY_STATIC, priority=400)
+
+
+def setup(app):
+    app.connect("config-inited", _config_inited)
+    app.connect("html-page-context", _page_context)
+    app.connect("build-finished", _copy_assets)
+    app.add_css_file("seqlab/book.css")
+    app.connect("builder-inited", _write_css)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
+
+
+def _write_css(app):
+    css = HERE / "book.css"
+    target = Path(app.outdir) / "_static" / "seqlab"
+    target.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(css, target / "book.css")
