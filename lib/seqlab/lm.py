@@ -13,6 +13,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import torch
 
@@ -108,8 +109,14 @@ class NGramLM:
         return {v: self.prob(v, context) for v in self.vocab}
 
     def top_next(self, context: str, k: int = 5) -> list[tuple[str, float]]:
-        dist = self.distribution(list(context))
-        return sorted(dist.items(), key=lambda kv: -kv[1])[:k]
+        """概率最高的 ``k`` 个候选。平滑不改变计数的大小顺序，所以直接按计数排序即可。"""
+        ctx = self._context(list(context))
+        counts = self.counts.get(ctx, Counter())
+        denom = self._totals.get(ctx, 0) + self.k * len(self.vocab)
+        best = [(tok, (c + self.k) / denom) for tok, c in counts.most_common(k)]
+        unseen = (v for v in self.vocab if v not in counts)
+        best += [(v, self.k / denom) for v in itertools.islice(unseen, k - len(best))]
+        return best
 
     def conditionals(self, text: str, *, include_eos: bool = False) -> list[float]:
         """链式法则的各项：``[p(x_1), p(x_2 | x_1), …]``（可选再加上句尾 ``p(</s> | x)``）。"""
@@ -122,6 +129,15 @@ class NGramLM:
     def log_prob(self, text: str, *, include_eos: bool = False) -> float:
         """``log p(x_1, …, x_n) = Σ_t log p(x_t | x_{<t})``（自然对数）。"""
         return sum(math.log(p) for p in self.conditionals(text, include_eos=include_eos))
+
+
+@lru_cache(maxsize=None)
+def book_model(order: int, k: float = 0.1) -> NGramLM:
+    """在本书语料的训练部分上拟合的 n-gram 模型（按阶数缓存）。"""
+    from seqlab import corpus
+
+    train, _ = corpus.train_test_split(corpus.book_corpus())
+    return NGramLM(order, k).fit(train)
 
 
 def perplexity(model: NGramLM, sentences: Iterable[str]) -> float:

@@ -35,10 +35,12 @@ def fit(
     clip: float | None = 1.0,
     progress: bool = True,
     desc: str = "训练",
+    lr_end: float | None = None,
 ) -> TrainLog:
     """用 Adam 训练 ``steps`` 步。``loss_fn(model, *batch)`` 返回标量损失。
 
     ``progress=True`` 时显示 tqdm 进度条（笔记本里是控件，终端里是文本）。
+    给出 ``lr_end`` 时，学习率从 ``lr`` 线性降到 ``lr_end``（训练末尾更平稳）；默认保持不变。
     """
     from tqdm.auto import tqdm
 
@@ -54,8 +56,11 @@ def fit(
         loss.backward()
         if clip is not None:
             nn.utils.clip_grad_norm_(model.parameters(), clip)
+        if lr_end is not None:
+            for group in opt.param_groups:
+                group["lr"] = lr + (lr_end - lr) * len(log.losses) / max(1, steps - 1)
         opt.step()
-        log.losses.append(float(loss))
+        log.losses.append(loss.item())
         if len(log.losses) % 20 == 0:
             bar.set_postfix(loss=f"{log.losses[-1]:.3f}")
     model.eval()
@@ -118,4 +123,8 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    # 用 ``python -m seqlab.train`` 运行时本文件是 ``__main__``，而各模块把配方登记在
+    # ``seqlab.train.RECIPES`` 里——所以要调用那个模块的 ``main``，不能用这里的副本。
+    from seqlab.train import main as _main
+
+    raise SystemExit(_main(sys.argv[1:]))

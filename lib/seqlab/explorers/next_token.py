@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
@@ -14,18 +13,11 @@ from seqlab import corpus
 from seqlab.errors import InputError
 from seqlab.explorers import Explorer, clean_text, register
 from seqlab.figures import stepped_figure
-from seqlab.lm import EOS, UNK, NGramLM
+from seqlab.lm import EOS, UNK, book_model
 
 ORDERS = (1, 2, 3, 4)
 MAX_CHARS = 120
 TOP_K = 8
-
-
-@lru_cache(maxsize=None)
-def book_model(order: int) -> NGramLM:
-    """在本书语料的训练部分上拟合的 n-gram 模型（按阶数缓存）。"""
-    train, _ = corpus.train_test_split(corpus.book_corpus())
-    return NGramLM(order).fit(train)
 
 
 @dataclass
@@ -54,6 +46,10 @@ def next_token_state(text: str, order: int) -> NextTokenState:
     ]
     unknown = sum(1 for ch in text if ch not in model.vocab)
     return NextTokenState(text, order, probs, cumulative, model.top_next(text, TOP_K), alternatives, unknown)
+
+
+def _labels(text: str) -> list[str]:
+    return [f"{t + 1}·{ch}" for t, ch in enumerate(text)]
 
 
 def _show(token: str) -> str:
@@ -95,7 +91,7 @@ class NextTokenExplorer(Explorer):
             subplot_titles=("每个位置的 p(xₜ | 前文)", "下一个字的候选"),
             horizontal_spacing=0.12,
         )
-        labels = [f"{t + 1}·{ch}" for t, ch in enumerate(state.text)]
+        labels = _labels(state.text)
         fig.add_trace(
             go.Bar(
                 x=labels,
@@ -132,14 +128,29 @@ class NextTokenExplorer(Explorer):
             col=2,
         )
         fig.update_yaxes(title_text="概率", range=[0, 1], row=1, col=1, secondary_y=False)
-        fig.update_yaxes(title_text="累计 log p", row=1, col=1, secondary_y=True, showgrid=False)
+        fig.update_yaxes(row=1, col=1, secondary_y=True, showgrid=False)
         fig.update_xaxes(range=[0, 1], title_text="概率", row=1, col=2)
         fig.update_layout(
-            title=f"「{state.text}」在 {state.order}-gram 模型下",
-            height=420,
-            showlegend=False,
+            title=dict(text=self._title(state), y=0.97),
+            height=440,
+            margin=dict(t=100),
+            legend=dict(orientation="h", x=0, y=-0.18, traceorder="normal"),
         )
+        fig.data[2].showlegend = False
         return fig
+
+    @staticmethod
+    def _title(state: NextTokenState) -> str:
+        return f"「{state.text}」在 {state.order}-gram 模型下"
+
+    def update(self, fig, state: NextTokenState) -> None:
+        """只替换数据数组，不重建整张图（实时更新的预算是 50 ms）。"""
+        labels = _labels(state.text)
+        fig.data[0].update(x=labels, y=state.probs, customdata=state.alternatives)
+        fig.data[1].update(x=labels, y=state.cumulative)
+        cand, cp = zip(*state.candidates)
+        fig.data[2].update(x=list(cp)[::-1], y=[_show(c) for c in cand][::-1])
+        fig.layout.title.text = self._title(state)
 
     def static_figure(self) -> go.Figure:
         states = [(f"n = {n}", self.figure(next_token_state(corpus.EXAMPLE_PREFIX, n))) for n in ORDERS]

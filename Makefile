@@ -1,0 +1,71 @@
+# 《从序列建模到 Transformer》——两个命令：make book（构建网站）与 make test（运行全部测试）。
+# 每个目标在第一次使用时都会创建 .venv 并安装固定版本的依赖。
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+HTML   := _build/html
+PORT   ?= 8000
+JOBS   ?= 2
+export SEQLAB_STRICT_CHECKS ?= 1
+export PYDEVD_DISABLE_FILE_VALIDATION = 1
+
+.PHONY: help setup book test test-lib test-notebooks test-site lab serve bench student clean
+
+help:
+	@echo "make book   创建环境并构建网站到 $(HTML)"
+	@echo "make test   创建环境并运行全部测试（库、笔记本、网站、浏览器）"
+	@echo "make lab    在 JupyterLab 中打开本书的笔记本"
+	@echo "make serve  在 http://127.0.0.1:$(PORT) 上提供已构建的网站"
+	@echo "make bench  计时：每个笔记本、每个实时探索器的更新、每个页面的大小"
+	@echo "make student 生成学生版笔记本（不含答案）到 _build/student"
+	@echo "make clean  删除构建产物（保留 .venv）"
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt constraints.txt pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] >= (3, 11), "需要 Python 3.11 或更新的版本"'
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	touch $(STAMP)
+
+book: $(STAMP)
+	$(BIN)/jupyter-book build . -W -n --keep-going
+	@echo ""
+	@echo "网站已构建到 $(HTML)。运行 make serve，然后在浏览器中打开 http://127.0.0.1:$(PORT)/"
+
+test: $(STAMP)
+	$(MAKE) test-lib
+	$(MAKE) test-notebooks
+	$(MAKE) book
+	$(MAKE) test-site
+
+test-lib: $(STAMP)
+	$(BIN)/pytest -n $(JOBS) -m "not slow and not browser" tests
+
+test-notebooks: $(STAMP)
+	$(BIN)/pytest -n $(JOBS) --dist loadscope --nbval-lax --nbval-current-env chapters
+	SEQLAB_STRICT_CHECKS=0 $(BIN)/pytest -n $(JOBS) -m slow tests/test_exercises.py
+
+test-site: $(STAMP)
+	$(BIN)/pytest tests/test_site.py tests/test_browser.py
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab chapters/ch01
+
+serve:
+	@test -d $(HTML) || { echo "还没有构建网站：请先运行 make book"; exit 1; }
+	@echo "在浏览器中打开 http://127.0.0.1:$(PORT)/ （Ctrl+C 停止）"
+	$(BIN)/python -m http.server $(PORT) --bind 127.0.0.1 --directory $(HTML)
+
+bench: $(STAMP)
+	$(BIN)/python tools/bench.py
+
+student: $(STAMP)
+	$(BIN)/python tools/student.py
+
+clean:
+	rm -rf _build .jupyter_cache
+	find . -name __pycache__ -not -path "./.venv/*" -prune -exec rm -rf {} +

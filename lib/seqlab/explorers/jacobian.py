@@ -1,0 +1,407 @@
+"""第 1.3 节的探索器：雅可比矩阵连乘——梯度为什么会消失或爆炸。
+
+一个 tanh（或线性）RNN 先以随机输入跑 ``BURN_IN + R_MAX`` 步，然后从最后一步 ``t`` 往回，
+把 ``J_t J_{t-1} ⋯ J_{t-r+1}`` 一路乘到 ``r = R_MAX``。三类循环矩阵（正交、高斯、非正规）
+取**相同的谱半径**一起算，读者选中的那一类画粗线，另外两类画细线作对照。
+
+所有乘积都用 float64 并逐步缩放（``rnn.scaled_products``）求出真实的数量级：曲线从不因为
+上溢成 ``inf`` 或下溢成 ``0`` 而断开。乘积超出 float32 表示范围的那一段，图上标出颜色并给出
+文字说明——训练中正是在这里，梯度变成 inf、损失变成 NaN。
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from contextlib import contextmanager
+from functools import lru_cache
+
+import ipywidgets as widgets
+import plotly.graph_objects as go
+import torch
+from plotly.subplots import make_subplots
+
+from seqlab import rnn
+from seqlab.errors import InputError
+from seqlab.explorers import Explorer, register
+from seqlab.figures import PALETTE, stepped_figure
+
+R_MAX = 100  # 图上画到的最大距离
+BURN_IN = 20  # 先跑这么多步，让状态离开 h_0 = 0 附近
+D_RANGE = (2, 64)
+RHO_RANGE = (0.1, 3.0)
+BETA_RANGE = (0.0, 10.0)
+INPUT_RANGE = (0.0, 4.0)
+SEEDS = 10
+F32_MAX = float(torch.finfo(torch.float32).max)  # ≈ 3.4e38
+F32_TINY = float(torch.finfo(torch.float32).tiny)  # ≈ 1.2e-38，最小的正规数
+LOG10_CLIP = 300.0  # 超出 1e±300 的值画在边界上，并在说明里指出
+
+KIND_LABELS = {"orthogonal": "正交 ρQ", "gaussian": "高斯随机", "nonnormal": "非正规（若尔当块）"}
+KIND_COLORS = {"orthogonal": PALETTE[0], "gaussian": PALETTE[2], "nonnormal": PALETTE[1]}
+
+
+@dataclass(frozen=True)
+class FamilyCurve:
+    """一类循环矩阵在一组设置下的全部结果（r = 1 … R_MAX）。"""
+
+    kind: str
+    M: torch.Tensor  # (R_MAX, d, d) 乘积的方向，‖M_r‖_F = 1
+    log10_c: torch.Tensor  # (R_MAX,) 乘积的尺度
+    log10_norm: torch.Tensor  # (R_MAX,) log10 ‖∂h_t/∂h_{t-r}‖_2
+    sigma_max_W: float  # σ_max(W_h)
+    rho_W: float  # ρ(W_h)
+    f32_overflow_r: int | None  # float32 直接连乘第一次出现 inf 的距离
+    f32_underflow_r: int | None  # float32 直接连乘第一次整体小于最小正规数的距离
+    mean_slope: float  # 平均的 φ'(a_j)：饱和程度
+
+
+@contextmanager
+def _one_thread():
+    """这里全是 64×64 以内的小矩阵：多线程只会在机器繁忙时互相等待，反而慢上几十倍。"""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(n)
+
+
+@lru_cache(maxsize=96)
+def family_curve(kind: str, d: int, rho: float, beta: float, phi: str, input_scale: float, seed: int) -> FamilyCurve:
+    """跑一遍 RNN，求出 ``r = 1 … R_MAX`` 的全部乘积（按参数缓存：只改 r 时不必重算）。"""
+    W_h = rnn.recurrent_matrix(kind, d, rho, beta=beta, seed=seed)
+    gen = torch.Generator().manual_seed(seed + 7)
+    E = torch.randn(BURN_IN + R_MAX, d, generator=gen, dtype=torch.float64)
+    model = rnn.ElmanRNN.from_matrices(
+        input_scale * torch.eye(d, dtype=torch.float64), W_h, torch.zeros(d, dtype=torch.float64), phi
+    )
+    with torch.no_grad():
+        if phi == "linear":  # 线性时 J_j = W_h，与状态无关，不必真的跑前向
+            A = torch.zeros(R_MAX, d, dtype=torch.float64)
+        else:
+            _, A = model(E, return_preactivations=True)
+            A = A[BURN_IN:]  # a_j，j = t-R_MAX+1 … t
+        Js = rnn.step_jacobian(A, W_h, phi)  # (R_MAX, d, d)，按时间顺序
+        M, log10_c = rnn.scaled_products(Js)
+        # M 的弗罗贝尼乌斯范数是 1，用单精度求最大奇异值已足够准确（相对误差约 1e-6），而且快一倍。
+        log10_norm = rnn.log10_spectral_norms(M.to(torch.float32), log10_c)
+        over, under = _float32_failure(M, log10_c)
+        slope = float(rnn.phi_derivative(A, phi).mean())
+    return FamilyCurve(
+        kind, M, log10_c, log10_norm, float(torch.linalg.matrix_norm(W_h, ord=2)), rnn.spectral_radius(W_h),
+        over, under, slope,
+    )
+
+
+def _float32_failure(M: torch.Tensor, log10_c: torch.Tensor) -> tuple[int | None, int | None]:
+    """float32 从哪个距离起装不下这个乘积：第一次有元素超过 float32 最大值（上溢成 inf），
+    以及第一次全部元素都小于最小正规数（下溢）。由精确的数量级 ``c_r · max|M_r|`` 判断。"""
+    log10_max = log10_c + torch.log10(M.abs().amax(dim=(1, 2)).to(torch.float64))
+    over = torch.nonzero(log10_max > math.log10(F32_MAX))
+    under = torch.nonzero(log10_max < math.log10(F32_TINY))
+    return (int(over[0]) + 1 if len(over) else None), (int(under[0]) + 1 if len(under) else None)
+
+
+@dataclass(frozen=True)
+class JacobianState:
+    matrix: str
+    phi: str
+    rho: float
+    beta: float
+    input_scale: float
+    r: int
+    d: int
+    seed: int
+    curves: dict[str, FamilyCurve]
+    singular: dict[str, list[float]]  # 每一类在距离 r 处乘积的全部奇异值（log10，从大到小）
+
+    @property
+    def selected(self) -> FamilyCurve:
+        return self.curves[self.matrix]
+
+
+def _number(value, lo: float, hi: float, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f"{what}必须是一个数。")
+    value = float(value)
+    if not math.isfinite(value) or not lo <= value <= hi:
+        raise InputError(f"{what}应在 {lo:g} 到 {hi:g} 之间，收到 {value:g}。")
+    return value
+
+
+def _integer(value, lo: int, hi: int, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+        raise InputError(f"{what}必须是整数。")
+    if not lo <= int(value) <= hi:
+        raise InputError(f"{what}应在 {lo} 到 {hi} 之间，收到 {int(value)}。")
+    return int(value)
+
+
+def jacobian_state(
+    matrix: str = "nonnormal",
+    rho: float = 0.9,
+    beta: float = 4.0,
+    phi: str = "linear",
+    input_scale: float = 0.5,
+    r: int = 30,
+    d: int = 32,
+    seed: int = 0,
+) -> JacobianState:
+    if matrix not in rnn.KINDS:
+        raise InputError(f"矩阵类型只能是 {list(KIND_LABELS.values())} 之一。")
+    if phi not in rnn.PHIS:
+        raise InputError(f"非线性只能是 {rnn.PHIS} 之一。")
+    rho = round(_number(rho, *RHO_RANGE, "谱半径 ρ"), 6)
+    beta = round(_number(beta, *BETA_RANGE, "非正规强度 β"), 6)
+    input_scale = round(_number(input_scale, *INPUT_RANGE, "输入幅度"), 6)
+    r = _integer(r, 1, R_MAX, "距离 r")
+    d = _integer(d, *D_RANGE, "状态维度 d")
+    seed = _integer(seed, 0, SEEDS - 1, "随机种子")
+    with _one_thread():
+        curves = {k: family_curve(k, d, rho, beta, phi, input_scale, seed) for k in rnn.KINDS}
+        singular = {
+            k: rnn.log10_singular_values(c.M[r - 1], float(c.log10_c[r - 1])).tolist() for k, c in curves.items()
+        }
+    return JacobianState(matrix, phi, rho, beta, input_scale, r, d, seed, curves, singular)
+
+
+def _to_plot(log10_values) -> tuple[list[float], bool]:
+    """log10 值 → 画在对数轴上的数；超出 1e±300 的截到边界（并报告）。"""
+    clipped = False
+    out = []
+    for v in log10_values:
+        if not v > -LOG10_CLIP or not v < LOG10_CLIP:
+            clipped = True
+            v = LOG10_CLIP if v >= LOG10_CLIP else -LOG10_CLIP
+        out.append(10.0 ** v)
+    return out, clipped
+
+
+def _fmt(log10_value: float) -> str:
+    """把 log10 值写成人读的数：10 的 ±4 次方以内直接写，否则写成 a×10^k。"""
+    if not math.isfinite(log10_value):
+        return "0" if log10_value < 0 else "∞"
+    if -3 <= log10_value < 4:
+        return f"{10 ** log10_value:.3g}"
+    k = math.floor(log10_value)
+    return f"{10 ** (log10_value - k):.2f}×10^{k}"
+
+
+def _traces(state: JacobianState) -> list[dict]:
+    """图中全部轨迹（顺序固定：实时更新只替换数组）。"""
+    rs = list(range(1, R_MAX + 1))
+    sel = state.selected
+    traces = []
+    for kind, curve in state.curves.items():
+        y, _ = _to_plot(curve.log10_norm.tolist())
+        chosen = kind == state.matrix
+        traces.append(dict(
+            type="scatter", x=rs, y=y, mode="lines", name=KIND_LABELS[kind], legendgroup=kind,
+            line=dict(color=KIND_COLORS[kind], width=3.5 if chosen else 1.5, dash="solid" if chosen else "dot"),
+            opacity=1.0 if chosen else 0.55, xaxis="x", yaxis="y",
+            hovertemplate=f"{KIND_LABELS[kind]}<br>r = %{{x}}<br>‖∂hₜ/∂hₜ₋ᵣ‖ = %{{y:.3g}}<extra></extra>",
+        ))
+    gamma = rnn.PHI_DERIVATIVE_BOUND[state.phi]
+    bound, _ = _to_plot([r * math.log10(gamma * sel.sigma_max_W) for r in rs])
+    radius, _ = _to_plot([r * math.log10(sel.rho_W) for r in rs])
+    traces.append(dict(
+        type="scatter", x=rs, y=bound, mode="lines", name="上界 (γ·σ_max(W_h))^r", xaxis="x", yaxis="y",
+        line=dict(color="#888888", width=1.5, dash="dash"),
+        hovertemplate="上界<br>r = %{x}<br>%{y:.3g}<extra></extra>",
+    ))
+    traces.append(dict(
+        type="scatter", x=rs, y=radius, mode="lines", name="ρ(W_h)^r", xaxis="x", yaxis="y",
+        line=dict(color="#888888", width=1.5, dash="dot"),
+        hovertemplate="ρ^r<br>r = %{x}<br>%{y:.3g}<extra></extra>",
+    ))
+    here, _ = _to_plot([float(sel.log10_norm[state.r - 1])])
+    traces.append(dict(
+        type="scatter", x=[state.r], y=here, mode="markers", name=f"距离 r = {state.r}", xaxis="x", yaxis="y",
+        marker=dict(size=12, color=KIND_COLORS[state.matrix], line=dict(width=2, color="#333333")),
+        hovertemplate="r = %{x}<br>%{y:.3g}<extra></extra>", showlegend=False,
+    ))
+    for kind, values in state.singular.items():
+        y, _ = _to_plot(values)
+        chosen = kind == state.matrix
+        traces.append(dict(
+            type="scatter", x=list(range(1, len(y) + 1)), y=y, mode="lines+markers", legendgroup=kind,
+            name=KIND_LABELS[kind], showlegend=False, xaxis="x2", yaxis="y2", opacity=1.0 if chosen else 0.5,
+            line=dict(color=KIND_COLORS[kind], width=2.5 if chosen else 1, dash="solid" if chosen else "dot"),
+            marker=dict(size=6 if chosen else 3, color=KIND_COLORS[kind]),
+            hovertemplate=f"{KIND_LABELS[kind]}<br>第 %{{x}} 个奇异值 = %{{y:.3g}}<extra></extra>",
+        ))
+    return traces
+
+
+def _decorations(state: JacobianState) -> tuple[list[dict], list[dict]]:
+    """参考线 “= 1” 与 float32 失效区域（形状与注释）。"""
+    sel = state.selected
+    shapes = [dict(type="line", xref="x domain", yref="y", x0=0, x1=1, y0=1, y1=1,
+                   line=dict(color="#999999", width=1)),
+              dict(type="line", xref="x2 domain", yref="y2", x0=0, x1=1, y0=1, y1=1,
+                   line=dict(color="#999999", width=1))]
+    notes = []
+    for r0, color, text in (
+        (sel.f32_overflow_r, "rgba(181,72,93,0.18)", "float32 上溢区（inf）→"),
+        (sel.f32_underflow_r, "rgba(59,110,165,0.15)", "float32 下溢区 →"),
+    ):
+        if r0 is not None:
+            shapes.append(dict(type="rect", xref="x", yref="y domain", x0=r0 - 0.5, x1=R_MAX + 0.5, y0=0, y1=1,
+                               fillcolor=color, line=dict(width=0), layer="below"))
+            notes.append(dict(xref="x", yref="y domain", x=r0, y=0.98, xanchor="left", yanchor="top",
+                              text=text, showarrow=False, font=dict(size=12, color="#b5485d")))
+    return shapes, notes
+
+
+def _subplot_titles(state: JacobianState) -> list[dict]:
+    titles = ("‖∂hₜ/∂hₜ₋ᵣ‖₂ 随距离 r 的变化", f"r = {state.r} 时乘积的全部奇异值")
+    return [dict(text=t, xref="paper", yref="paper", x=x, y=1.0, xanchor="center", yanchor="bottom",
+                 showarrow=False, font=dict(size=14)) for t, x in zip(titles, (0.29, 0.82))]
+
+
+def _title(state: JacobianState) -> str:
+    return (f"{KIND_LABELS[state.matrix]} · φ = {state.phi} · ρ = {state.rho:g}"
+            + (f" · β = {state.beta:g}" if state.matrix == "nonnormal" else "")
+            + (f" · 输入幅度 {state.input_scale:g}" if state.phi == "tanh" else "")
+            + f" · d = {state.d}")
+
+
+def _layout(state: JacobianState, title: str | None = None) -> dict:
+    shapes, notes = _decorations(state)
+    return dict(
+        title=dict(text=title or _title(state), x=0.01, xanchor="left"),
+        annotations=_subplot_titles(state) + notes,
+        shapes=shapes,
+        xaxis=dict(title="距离 r（步）", range=[0, R_MAX + 1], domain=[0.0, 0.58]),
+        yaxis=dict(title="范数（对数坐标）", type="log", exponentformat="power"),
+        xaxis2=dict(title="奇异值序号 k（从大到小）", domain=[0.68, 1.0], range=[0, state.d + 1]),
+        yaxis2=dict(title="σₖ（对数坐标）", type="log", anchor="x2", exponentformat="power"),
+    )
+
+
+def jacobian_figure(state: JacobianState, title: str | None = None) -> go.Figure:
+    fig = make_subplots(rows=1, cols=2)
+    fig.add_traces(_traces(state))
+    fig.update_layout(
+        _layout(state, title), height=460,
+        legend=dict(orientation="h", x=0.0, y=-0.2, xanchor="left", yanchor="top"),
+        margin=dict(t=80, b=110),
+    )
+    return fig
+
+
+def jacobian_caption(state: JacobianState) -> str:
+    sel = state.selected
+    norms = sel.log10_norm
+    r = state.r
+    gamma = rnn.PHI_DERIVATIVE_BOUND[state.phi]
+    peak = int(torch.argmax(norms)) + 1
+    parts = [
+        f"{KIND_LABELS[state.matrix]}：ρ(W_h) = {sel.rho_W:.3g}，σ_max(W_h) = {sel.sigma_max_W:.3g}。",
+        f"r = {r} 时 ‖∂hₜ/∂hₜ₋ᵣ‖ = {_fmt(float(norms[r - 1]))}，",
+        f"上界 (γ·σ_max)^r = {_fmt(r * math.log10(gamma * sel.sigma_max_W))}，ρ^r = {_fmt(r * math.log10(sel.rho_W))}。",
+    ]
+    if 1 < peak < R_MAX and float(norms[peak - 1]) > float(norms[0]) + 0.05:
+        parts.append(f"范数先增长，在 r = {peak} 处达到峰值 {_fmt(float(norms[peak - 1]))} 后才下降。")
+    if state.phi == "tanh":
+        parts.append(f"平均 φ'(a) = {sel.mean_slope:.2f}（越小越饱和）。")
+    else:
+        parts.append("线性 φ 的雅可比矩阵就是 W_h，与输入无关。")
+    if sel.f32_overflow_r is not None:
+        parts.append(
+            f"⚠ 溢出：从 r = {sel.f32_overflow_r} 起这个乘积有元素超过 float32 的上限 3.4×10^38，"
+            "训练时用 float32 连乘会得到 inf，损失随之变成 NaN；图中曲线用 float64 并逐步缩放算出，给出的是真实数量级。"
+        )
+    if sel.f32_underflow_r is not None:
+        parts.append(
+            f"下溢：从 r = {sel.f32_underflow_r} 起乘积的全部元素都小于 float32 的最小正规数 1.2×10^-38，"
+            "这么远的梯度在单精度里几乎等于零。"
+        )
+    if any(not -LOG10_CLIP < v < LOG10_CLIP for c in state.curves.values() for v in c.log10_norm.tolist()):
+        parts.append(f"有的值超出了 10^±{LOG10_CLIP:.0f}，画在了图的边界上。")
+    return "".join(parts)
+
+
+@register
+class JacobianExplorer(Explorer):
+    name = "jacobian_product"
+    title = "雅可比矩阵连乘：梯度为什么消失或爆炸"
+    examples = [
+        {"matrix": "orthogonal", "rho": 0.9, "phi": "linear", "r": 30},
+        {"matrix": "orthogonal", "rho": 1.1, "phi": "linear", "r": 60},
+        {"matrix": "nonnormal", "rho": 0.9, "beta": 4.0, "phi": "linear", "r": 10},
+        {"matrix": "gaussian", "rho": 1.2, "phi": "tanh", "input_scale": 2.0, "r": 50, "d": 64},
+        {"matrix": "orthogonal", "rho": 3.0, "phi": "linear", "r": 100, "d": 64},
+    ]
+
+    def controls(self):
+        style = {"description_width": "initial"}
+        return {
+            "matrix": widgets.Dropdown(options=[(v, k) for k, v in KIND_LABELS.items()], value="nonnormal",
+                                       description="循环矩阵 W_h", style=style),
+            "rho": widgets.FloatSlider(value=0.9, min=RHO_RANGE[0], max=RHO_RANGE[1], step=0.01,
+                                       description="谱半径 ρ", continuous_update=True, style=style),
+            "beta": widgets.FloatSlider(value=4.0, min=BETA_RANGE[0], max=BETA_RANGE[1], step=0.1,
+                                        description="非正规强度 β", continuous_update=True, style=style),
+            "phi": widgets.ToggleButtons(options=list(rnn.PHIS), value="linear", description="φ", style=style),
+            "input_scale": widgets.FloatSlider(value=0.5, min=INPUT_RANGE[0], max=INPUT_RANGE[1], step=0.05,
+                                               description="输入幅度（tanh 饱和）", style=style),
+            "r": widgets.IntSlider(value=30, min=1, max=R_MAX, description="距离 r", style=style),
+            "d": widgets.IntSlider(value=32, min=D_RANGE[0], max=D_RANGE[1], description="状态维度 d", style=style),
+            "seed": widgets.IntSlider(value=0, min=0, max=SEEDS - 1, description="随机种子", style=style),
+        }
+
+    def compute(self, **params) -> JacobianState:
+        return jacobian_state(**params)
+
+    def figure(self, state: JacobianState) -> go.Figure:
+        return jacobian_figure(state)
+
+    def caption(self, state: JacobianState) -> str:
+        return jacobian_caption(state)
+
+    def update(self, fig: go.FigureWidget, state: JacobianState) -> None:
+        """只改变了的属性才写进图里（主要是几条曲线的 y 数组），不重建图。"""
+        last = getattr(fig, "_jacobian_last", None)
+        traces = _traces(state)
+        for i, (trace, new) in enumerate(zip(fig.data, traces)):
+            changed = {k: v for k, v in new.items() if last is None or last[0][i].get(k) != v}
+            changed.pop("type", None)
+            if changed:
+                trace.update(changed)
+        layout = _layout(state)
+        for key in ("annotations", "shapes"):
+            if last is None or last[1][key] != layout[key]:
+                fig.layout[key] = layout[key]
+        fig.layout.title.text = layout["title"]["text"]
+        fig.layout.xaxis2.range = layout["xaxis2"]["range"]
+        fig._jacobian_last = (traces, layout)
+
+    def static_figure(self) -> go.Figure:
+        states = []
+        for label, params, title in TOUR:
+            state = jacobian_state(**params)
+            states.append((label, jacobian_figure(state, title.format(over=state.selected.f32_overflow_r))))
+        return stepped_figure(states, prefix="场景 ", active=0)
+
+
+# 静态版的“导览”：每一步换一组设置，标题说出这一步该看什么。三类矩阵总是同时画出。
+TOUR = [
+    ("① 衰减", dict(matrix="orthogonal", rho=0.9, phi="linear"),
+     "① 线性、正交、ρ = 0.9：范数恰好是 0.9^r，r = 30 时只剩约 4%"),
+    ("② 临界", dict(matrix="orthogonal", rho=1.0, phi="linear"),
+     "② 线性、正交、ρ = 1：范数恒为 1，既不消失也不爆炸"),
+    ("③ 增长", dict(matrix="orthogonal", rho=1.1, phi="linear"),
+     "③ 线性、正交、ρ = 1.1：范数按 1.1^r 增长（Pascanu 等的“爆炸”一侧）"),
+    ("④ 同 ρ 非正规", dict(matrix="nonnormal", rho=0.9, phi="linear", r=10),
+     "④ 同样 ρ = 0.9 的非正规矩阵：先增长到十几倍，再衰减——不只是一个标量"),
+    ("⑤ 同 ρ 高斯", dict(matrix="gaussian", rho=0.9, phi="linear"),
+     "⑤ 同样 ρ = 0.9 的高斯随机矩阵：σ_max ≈ 2ρ，衰减前有一段“平台”"),
+    ("⑥ tanh 不饱和", dict(matrix="orthogonal", rho=1.1, phi="tanh", input_scale=0.1),
+     "⑥ tanh、ρ = 1.1、输入很小：φ' 不大于 1，范数被压到 1.1^r 以下"),
+    ("⑦ tanh 饱和", dict(matrix="orthogonal", rho=1.1, phi="tanh", input_scale=2.0),
+     "⑦ 同样的矩阵，输入变大使 tanh 饱和：φ' 很小，增长变成了衰减"),
+    ("⑧ 溢出", dict(matrix="orthogonal", rho=3.0, phi="linear", r=100),
+     "⑧ 线性、ρ = 3：float32 在 r = {over} 起装不下这个乘积（红色区域），曲线照样画出真实数量级"),
+]

@@ -1,0 +1,344 @@
+"""第 1.3 节：循环神经网络如何表示历史。
+
+* ``ElmanRNN``：按公式 ``h_t = φ(W_x e_t + W_h h_{t-1} + b)`` 一步一步写出的循环网络，
+  测试里与 ``torch.nn.RNN`` 逐个数值、逐个梯度地对照；
+* ``step_jacobian`` / ``jacobian_product`` / ``scaled_products``：逐步雅可比矩阵
+  ``J_j = ∂h_j/∂h_{j-1} = diag(φ'(a_j)) W_h`` 以及连乘 ``J_t J_{t-1} ⋯ J_{t-r+1}``；
+* ``recurrent_matrix``：三类循环矩阵——正交、高斯随机、非正规——都能指定谱半径；
+* ``input_gradient_norms``、``graph_depth``、``median_seconds``：梯度能“走多远”，以及
+  沿时间的串行依赖到底有多长、多慢。
+
+记号：公式里用列向量；代码里一批序列按行存放（``E`` 形状 ``(B, S, d_in)``），
+所以 ``W_x e_t`` 写成 ``e_t @ W_x.T``，两者是同一个运算。
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Callable
+
+import torch
+from torch import nn
+
+from seqlab.errors import InputError, guard_memory
+
+PHIS = ("tanh", "linear")
+KINDS = ("orthogonal", "gaussian", "nonnormal")
+PHI_DERIVATIVE_BOUND = {"tanh": 1.0, "linear": 1.0}  # γ = sup |φ'|
+
+
+# ---------------------------------------------------------------------------
+# 非线性及其导数
+# ---------------------------------------------------------------------------
+def _check_phi(phi: str) -> None:
+    if phi not in PHIS:
+        raise InputError(f"非线性 φ 只能是 {PHIS} 之一，收到的是 {phi!r}。")
+
+
+def phi_fn(a: torch.Tensor, phi: str) -> torch.Tensor:
+    """``φ(a)``：逐元素作用。"""
+    _check_phi(phi)
+    return torch.tanh(a) if phi == "tanh" else a
+
+
+def phi_derivative(a: torch.Tensor, phi: str) -> torch.Tensor:
+    """``φ'(a)``，与 ``a`` 同形状。
+
+    tanh 的导数是 ``1 - tanh(a)² = 1 - h²``。这里用等价的 ``1 / cosh(a)²`` 来算：
+    饱和时 ``tanh(a)`` 会被舍入成恰好 1，``1 - h²`` 就变成 0，而真实导数只是很小（并不为零）。
+    """
+    _check_phi(phi)
+    if phi == "linear":
+        return torch.ones_like(a)
+    return torch.cosh(a).pow(-2)
+
+
+# ---------------------------------------------------------------------------
+# Elman RNN
+# ---------------------------------------------------------------------------
+class ElmanRNN(nn.Module):
+    """单层 Elman 循环网络：``a_t = W_x e_t + W_h h_{t-1} + b``，``h_t = φ(a_t)``。
+
+    参数形状：``W_x (d, d_in)``，``W_h (d, d)``，``b (d,)``。初始化与 ``torch.nn.RNN`` 相同：
+    均匀分布 ``U(-1/√d, 1/√d)``。
+    """
+
+    def __init__(self, d_in: int, d: int, phi: str = "tanh", dtype: torch.dtype = torch.float32):
+        super().__init__()
+        _check_phi(phi)
+        self.phi = phi
+        k = 1.0 / math.sqrt(d)
+        self.W_x = nn.Parameter(torch.empty(d, d_in, dtype=dtype).uniform_(-k, k))
+        self.W_h = nn.Parameter(torch.empty(d, d, dtype=dtype).uniform_(-k, k))
+        self.b = nn.Parameter(torch.empty(d, dtype=dtype).uniform_(-k, k))
+
+    @property
+    def d(self) -> int:
+        return self.W_h.shape[0]
+
+    @classmethod
+    def from_matrices(cls, W_x: torch.Tensor, W_h: torch.Tensor, b: torch.Tensor, phi: str = "tanh"):
+        """用给定的矩阵构造（复制一份，不共享存储）。"""
+        model = cls(W_x.shape[1], W_h.shape[0], phi=phi, dtype=W_h.dtype)
+        with torch.no_grad():
+            model.W_x.copy_(W_x)
+            model.W_h.copy_(W_h)
+            model.b.copy_(b)
+        return model
+
+    @classmethod
+    def from_torch(cls, rnn: nn.RNN) -> ElmanRNN:
+        """从单层、单向的 ``nn.RNN`` 复制权重。PyTorch 有两个偏置，它们总是相加出现：``b = b_ih + b_hh``。"""
+        if rnn.num_layers != 1 or rnn.bidirectional or not rnn.bias:
+            raise InputError("只能从单层、单向、带偏置的 nn.RNN 复制权重。")
+        phi = {"tanh": "tanh", "relu": None}[rnn.nonlinearity]
+        if phi is None:
+            raise InputError("本书的 ElmanRNN 只实现了 tanh（以及线性）非线性。")
+        b = rnn.bias_ih_l0.detach() + rnn.bias_hh_l0.detach()
+        return cls.from_matrices(rnn.weight_ih_l0.detach(), rnn.weight_hh_l0.detach(), b, phi)
+
+    def step(self, e_t: torch.Tensor, h_prev: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """一步：``e_t (…, d_in)``，``h_prev (…, d)`` → ``(h_t, a_t)``，两者形状 ``(…, d)``。"""
+        a_t = e_t @ self.W_x.T + h_prev @ self.W_h.T + self.b
+        return phi_fn(a_t, self.phi), a_t
+
+    def forward(
+        self, E: torch.Tensor, h0: torch.Tensor | None = None, *, return_preactivations: bool = False
+    ):
+        """``E (S, d_in)`` 或 ``(B, S, d_in)`` → ``H``，形状 ``(S, d)`` 或 ``(B, S, d)``。
+
+        ``H[..., t, :]`` 是读完第 ``t+1`` 个输入之后的状态。``h0`` 缺省为零向量。
+        ``return_preactivations=True`` 时同时返回每一步的 ``a_t``（形状同 ``H``），雅可比矩阵要用它。
+        这个循环就是串行依赖本身：第 t 步必须等第 t-1 步算完。
+        """
+        if E.dim() not in (2, 3):
+            raise InputError(f"E 的形状应为 (S, d_in) 或 (B, S, d_in)，收到 {tuple(E.shape)}。")
+        # 输入那一半 W_x e_t + b 不依赖过去，可以一次算出所有位置；只有 W_h h_{t-1} 必须一步一步来。
+        U = E @ self.W_x.T + self.b
+        h = torch.zeros(*E.shape[:-2], self.d, dtype=E.dtype) if h0 is None else h0
+        hs, as_ = [], []
+        for t in range(E.shape[-2]):
+            a = U[..., t, :] + h @ self.W_h.T
+            h = phi_fn(a, self.phi)
+            hs.append(h)
+            as_.append(a)
+        H = torch.stack(hs, dim=-2)
+        return (H, torch.stack(as_, dim=-2)) if return_preactivations else H
+
+
+# ---------------------------------------------------------------------------
+# 雅可比矩阵及其连乘
+# ---------------------------------------------------------------------------
+def step_jacobian(a_j: torch.Tensor, W_h: torch.Tensor, phi: str = "tanh") -> torch.Tensor:
+    """``J_j = ∂h_j/∂h_{j-1} = diag(φ'(a_j)) W_h``。
+
+    ``a_j (…, d)`` 可以带任意批维度，``W_h (d, d)``；返回 ``(…, d, d)``。
+    ``diag(v) W`` 就是把 ``W`` 的第 i 行乘以 ``v_i``，不必真的构造对角矩阵。
+    对 tanh：``φ'(a_j) = 1 - h_j²``，所以 ``J_j = diag(1 - h_j²) W_h``。
+    """
+    return phi_derivative(a_j, phi).unsqueeze(-1) * W_h
+
+
+def jacobian_product(Js: torch.Tensor) -> torch.Tensor:
+    """``∂h_t/∂h_{t-r} = J_t J_{t-1} ⋯ J_{t-r+1}``。
+
+    ``Js (r, d, d)`` 按时间顺序存放 ``J_{t-r+1}, …, J_t``（最后一个是 ``J_t``）。
+    注意乘法顺序：最近的一步在最左边。
+    """
+    P = Js[-1]
+    for J in reversed(Js[:-1]):
+        P = P @ J
+    return P
+
+
+def scaled_products(Js: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """对 ``r = 1 … R`` 依次给出 ``P_r = J_t ⋯ J_{t-r+1}``，但以“方向 × 尺度”的形式保存。
+
+    ``Js (R, d, d)`` 按时间顺序（最后一个是 ``J_t``）。返回 ``(M, log10_c)``：
+    ``M (R, d, d)`` 满足 ``‖M_r‖_F = 1``，``log10_c (R,)``，并且 ``P_r = 10^{log10_c[r-1]} · M_r``。
+    连乘途中只要数量级可能超出 ``1e±100`` 就把乘积缩放回单位大小，所以即使 ``P_r`` 本身早已
+    超出浮点数的表示范围（``1e400`` 或 ``1e-400``），它的方向和数量级仍然算得准确——曲线不会断。
+    若某一步乘积恰好为零矩阵，之后的 ``log10_c`` 为 ``-inf``，``M`` 为零。
+    """
+    R, d, _ = Js.shape
+    guard_memory("保存雅可比矩阵连乘", 2 * R * d * d * Js.element_size())
+    # ‖P J‖_F ≤ ‖P‖_F ‖J‖_F：用它预先知道什么时候必须缩放，省去每一步都求范数。
+    log10_bound = torch.log10(torch.linalg.matrix_norm(Js).to(torch.float64)).tolist()[::-1]
+    M = torch.empty_like(Js)
+    log10_c = torch.zeros(R, dtype=torch.float64)
+    P = torch.eye(d, dtype=Js.dtype)
+    total, drift = 0.0, 0.0
+    for r in range(1, R + 1):
+        P = P @ Js[R - r]
+        drift += log10_bound[r - 1]
+        if abs(drift) > 100 or r % 8 == 0:
+            f = float(torch.linalg.matrix_norm(P))
+            if f == 0.0:
+                M[r - 1:] = 0.0
+                log10_c[r - 1:] = -math.inf
+                break
+            P = P / f
+            total += math.log10(f)
+            drift = 0.0
+        M[r - 1] = P
+        log10_c[r - 1] = total
+    else:
+        r = R + 1
+    # 最后统一缩放到 ‖M_r‖_F = 1。
+    n = torch.linalg.matrix_norm(M[: r - 1]).to(torch.float64)
+    M[: r - 1] /= n.to(M.dtype).clamp_min(torch.finfo(M.dtype).tiny)[:, None, None]
+    log10_c[: r - 1] += torch.log10(n)
+    return M, log10_c
+
+
+def log10_spectral_norms(M: torch.Tensor, log10_c: torch.Tensor) -> torch.Tensor:
+    """``log10 ‖P_r‖_2``，``r = 1 … R``：``‖P_r‖_2 = c_r · σ_max(M_r)``。
+
+    ``σ_max(M)²`` 是 ``MᵀM`` 的最大特征值；对称矩阵的特征值比一般的 SVD 快得多。
+    """
+    gram = M.mT @ M
+    top = torch.linalg.eigvalsh(gram)[..., -1].clamp_min(0.0)
+    with torch.no_grad():
+        return log10_c + 0.5 * torch.log10(top.to(torch.float64))
+
+
+def log10_singular_values(M_r: torch.Tensor, log10_c_r: float) -> torch.Tensor:
+    """一个乘积的全部奇异值（从大到小）的 ``log10``。"""
+    return float(log10_c_r) + torch.log10(torch.linalg.svdvals(M_r).to(torch.float64))
+
+
+# ---------------------------------------------------------------------------
+# 三类循环矩阵
+# ---------------------------------------------------------------------------
+def _generator(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(int(seed))
+
+
+def orthogonal_matrix(d: int, seed: int = 0, dtype: torch.dtype = torch.float64) -> torch.Tensor:
+    """``d × d`` 的随机正交矩阵 ``Q``（``QᵀQ = I``）：对高斯矩阵做 QR 分解并修正符号。"""
+    A = torch.randn(d, d, generator=_generator(seed), dtype=torch.float64)
+    Q, R = torch.linalg.qr(A)
+    Q = Q * torch.sign(torch.diagonal(R)).where(torch.diagonal(R) != 0, torch.ones(d, dtype=torch.float64))
+    return Q.to(dtype)
+
+
+def spectral_radius(W: torch.Tensor) -> float:
+    """谱半径 ``ρ(W) = max |λ_i(W)|``。"""
+    return float(torch.linalg.eigvals(W.to(torch.float64)).abs().max())
+
+
+def recurrent_matrix(
+    kind: str, d: int, rho: float, *, beta: float = 4.0, seed: int = 0, dtype: torch.dtype = torch.float64
+) -> torch.Tensor:
+    """谱半径恰为 ``rho`` 的 ``d × d`` 循环矩阵 ``W_h``。
+
+    * ``"orthogonal"``：``W_h = ρ Q``。所有奇异值都等于 ρ，是“正规”矩阵。
+    * ``"gaussian"``：元素独立同分布的高斯矩阵，整体缩放到谱半径 ρ。它的最大奇异值约为 2ρ。
+    * ``"nonnormal"``：``W_h = U diag(B, B, …) Uᵀ``，``U`` 正交，``B = [[ρ, β], [0, ρ]]`` 是 2×2 若尔当块
+      （``d`` 为奇数时末尾补一个 ``ρ``）。全部特征值都是 ρ，但 ``β > 0`` 时它不是正规矩阵：
+      ``‖B^r‖`` 约为 ``r β ρ^{r-1}``，先增长后衰减。``β = 0`` 时退化为 ``ρ I``。
+    """
+    if kind not in KINDS:
+        raise InputError(f"矩阵类型只能是 {KINDS} 之一，收到 {kind!r}。")
+    if not (isinstance(d, int) and d >= 1):
+        raise InputError(f"维度 d 必须是正整数，收到 {d!r}。")
+    if not (math.isfinite(rho) and rho > 0):
+        raise InputError(f"谱半径 ρ 必须是正的有限实数，收到 {rho!r}。")
+    if not (math.isfinite(beta) and beta >= 0):
+        raise InputError(f"非正规强度 β 必须是非负的有限实数，收到 {beta!r}。")
+    guard_memory("构造循环矩阵", 4 * d * d * 8)
+    if kind == "orthogonal":
+        W = rho * orthogonal_matrix(d, seed)
+    elif kind == "gaussian":
+        G = torch.randn(d, d, generator=_generator(seed + 1000), dtype=torch.float64) / math.sqrt(d)
+        W = rho * G / spectral_radius(G)
+    else:
+        B = rho * torch.eye(d, dtype=torch.float64)
+        idx = torch.arange(0, d - 1, 2)
+        B[idx, idx + 1] = beta
+        U = orthogonal_matrix(d, seed + 2000)
+        W = U @ B @ U.T
+    return W.to(dtype)
+
+
+# ---------------------------------------------------------------------------
+# 梯度能走多远：RNN / LSTM / GRU
+# ---------------------------------------------------------------------------
+def input_gradient_norms(model: nn.Module, X: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """最后一步的状态对每个输入的梯度有多大，按“距离”排列。
+
+    ``model`` 是 ``batch_first=True`` 的 ``nn.RNN`` / ``nn.LSTM`` / ``nn.GRU``，或本书的 ``ElmanRNN``；
+    ``X (B, S, d_in)``；``u (d,)`` 是一个固定的读出方向。对每条序列计算
+    ``‖∂(uᵀ h_S)/∂x_s‖``，在批上取中位数。返回 ``(S,)``：第 ``r`` 个元素对应距离 ``r = S - s``
+    （``r = 0`` 是最后一个输入本身）。
+    """
+    B, S, d_in = X.shape
+    guard_memory("计算每个输入的梯度", 8 * B * S * max(d_in, u.shape[0]) * 4)
+    X = X.detach().clone().requires_grad_(True)
+    out = model(X)
+    H = out[0] if isinstance(out, tuple) else out
+    (H[:, -1] @ u).sum().backward()
+    norms = X.grad.norm(dim=-1).median(dim=0).values  # (S,)
+    return norms.flip(0)
+
+
+def bias_gates_to_remember(model: nn.LSTM | nn.GRU, value: float) -> None:
+    """把“保留旧状态”的那道门的偏置设成 ``value``（原地修改，只改第一层）。
+
+    LSTM：遗忘门 ``f``（PyTorch 的门顺序是 i, f, g, o）；``f = σ(…+value)``，越接近 1 越记得住。
+    GRU：更新门 ``z``（顺序 r, z, n）；PyTorch 的 GRU 写作 ``h_t = (1 - z) ⊙ n + z ⊙ h_{t-1}``，
+    所以 ``z`` 越接近 1 越记得住。两个偏置向量都设：``b_ih`` 取 ``value``，``b_hh`` 取 0。
+    """
+    d = model.hidden_size
+    with torch.no_grad():
+        for name, fill in (("bias_ih_l0", value), ("bias_hh_l0", 0.0)):
+            getattr(model, name)[d:2 * d] = fill
+
+
+# ---------------------------------------------------------------------------
+# 串行依赖：计算图有多“深”，实际跑多久
+# ---------------------------------------------------------------------------
+def graph_depth(y: torch.Tensor) -> int:
+    """``y`` 的反向计算图里最长的一条依赖链有多少个运算节点。
+
+    这条链上的运算只能一个接一个地执行——无论有多少个处理器。对 RNN 它随序列长度 S 线性增长；
+    对“各位置并行”的层它是一个与 S 无关的常数。
+    """
+    if y.grad_fn is None:
+        return 0
+    depth: dict = {}
+    stack = [(y.grad_fn, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if node in depth:
+            continue
+        children = [n for n, _ in node.next_functions if n is not None]
+        if expanded:
+            depth[node] = 1 + max((depth[c] for c in children), default=0)
+        else:
+            stack.append((node, True))
+            stack.extend((c, False) for c in children if c not in depth)
+    return depth[y.grad_fn]
+
+
+def median_seconds(fn: Callable[[], object], repeat: int = 5) -> float:
+    """运行 ``fn`` 若干次（先热身一次），返回用时的中位数（秒）。"""
+    fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def state_bytes(d: int, *, dtype_bytes: int = 4) -> int:
+    """RNN 的历史只有一个状态 ``h_t``：``d`` 个数，与已经读过多少 token 无关。"""
+    return d * dtype_bytes
+
+
+def all_positions_bytes(S: int, d: int, *, copies: int = 2, dtype_bytes: int = 4) -> int:
+    """把每个位置的表示都留着（例如自注意力的 Key 与 Value，``copies = 2``）：随 ``S`` 线性增长。"""
+    return copies * S * d * dtype_bytes

@@ -1,0 +1,298 @@
+"""第 1.4 节：编码器—解码器的压缩瓶颈，以及 Bahdanau 加性注意力。
+
+两个模型只差一处——解码第 ``t`` 步时读到的上下文 ``c_t`` 从哪里来：
+
+* ``FixedContextSeq2Seq``：``c = Encoder(x)`` 是整句压成的**一个**向量，每一步都读同一个 ``c``；
+* ``AttentionSeq2Seq``：保留编码器的全部输出 ``h_1 … h_S``，由解码器状态 ``s_{t-1}`` 决定怎样读：
+
+      e_tj = v_aᵀ tanh(W_s s_{t-1} + W_h h_j)
+      α_tj = exp(e_tj) / Σ_r exp(e_tr)
+      c_t  = Σ_j α_tj h_j
+
+其余部分（词向量、双向 GRU 编码器、GRU 解码器、输出层、维度）完全相同，所以两者的差别
+只能归因于“读源句的方式”。
+
+记号：``B`` 批大小，``S`` 源长度，``T`` 目标长度，``d_h`` 编码器每个方向的隐藏维度（``h_j`` 是
+两个方向拼起来的 ``2·d_h`` 维），``d_s`` 解码器隐藏维度，``d_a`` 注意力打分空间的维度。
+编码器和解码器的循环单元直接用 PyTorch 的 ``nn.GRU`` / ``nn.GRUCell``（循环网络本身是第 1.3 节的
+主题）；本节新的东西——加性打分——按公式一项一项写出。
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from seqlab.corpus import translation as task
+from seqlab.train import fit, load_checkpoint, recipe, save_checkpoint
+
+
+class Encoder(nn.Module):
+    """词向量 + 双向 GRU：``x (B, S)`` → ``H (B, S, 2·d_h)``，第 ``j`` 行就是 ``h_j``。
+
+    ``h_j`` 把正向读到 ``j`` 为止的状态和反向读到 ``j`` 为止的状态拼在一起，
+    所以它主要描述第 ``j`` 个字，同时带着两侧的上下文。
+    """
+
+    def __init__(self, vocab_size: int, d_emb: int, d_h: int):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, d_emb)
+        self.rnn = nn.GRU(d_emb, d_h, batch_first=True, bidirectional=True)
+        self.d_h = d_h
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        H, _ = self.rnn(self.embed(x))
+        return H
+
+    def summary(self, H: torch.Tensor) -> torch.Tensor:
+        """整句的固定长度表示 ``c (B, 2·d_h)``：正向读完最后一个字的状态 + 反向读完第一个字的状态。"""
+        return torch.cat([H[:, -1, : self.d_h], H[:, 0, self.d_h :]], dim=-1)
+
+
+class AdditiveAttention(nn.Module):
+    """Bahdanau 加性注意力。参数的名字和形状与公式一致：
+
+    ``W_s (d_a, d_s)``，``W_h (d_a, 2·d_h)``，``v_a (d_a,)``。
+    """
+
+    def __init__(self, d_s: int, d_hh: int, d_a: int):
+        super().__init__()
+        self.W_s = nn.Parameter(torch.empty(d_a, d_s))
+        self.W_h = nn.Parameter(torch.empty(d_a, d_hh))
+        self.v_a = nn.Parameter(torch.empty(d_a))
+        for W in (self.W_s, self.W_h):
+            nn.init.xavier_uniform_(W)
+        nn.init.uniform_(self.v_a, -d_a**-0.5, d_a**-0.5)
+
+    def scores(self, s_prev: torch.Tensor, H: torch.Tensor) -> torch.Tensor:
+        """``e_tj = v_aᵀ tanh(W_s s_{t-1} + W_h h_j)``。
+
+        ``s_prev (B, d_s)``，``H (B, S, 2·d_h)`` → ``e (B, S)``。
+        （张量按行存放向量，所以 ``W x`` 写成 ``x @ W.T``。）
+        """
+        query = s_prev @ self.W_s.T  # W_s s_{t-1}：(B, d_a)
+        keys = H @ self.W_h.T  # 对每个 j 的 W_h h_j：(B, S, d_a)
+        return torch.tanh(query[:, None, :] + keys) @ self.v_a  # v_aᵀ tanh(…)：(B, S)
+
+    def weights(self, e: torch.Tensor) -> torch.Tensor:
+        """``α_tj = exp(e_tj) / Σ_r exp(e_tr)``：对源位置 ``j`` 做 softmax。``(B, S)`` → ``(B, S)``。"""
+        return torch.softmax(e, dim=-1)
+
+    def forward(self, s_prev: torch.Tensor, H: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """返回 ``(c_t (B, 2·d_h), α_t (B, S))``，其中 ``c_t = Σ_j α_tj h_j``。"""
+        alpha = self.weights(self.scores(s_prev, H))
+        c = (alpha[:, :, None] * H).sum(dim=1)
+        return c, alpha
+
+
+class FixedContextSeq2Seq(nn.Module):
+    """固定上下文的编码器—解码器：``c = Encoder(x)``，``p(y_t | y_{<t}, x) = Decoder(y_{<t}, c)``。
+
+    解码器一步：``s_t = GRU([y_{t-1} 的词向量; c_t], s_{t-1})``，``logits_t = W_o [s_t; c_t]``，
+    这里 ``c_t`` 永远等于同一个 ``c``。初始状态 ``s_0 = tanh(W_init c)``。
+    """
+
+    kind = "fixed"
+
+    def __init__(self, src_vocab: int, tgt_vocab: int, d_emb: int = 32, d_h: int = 64, d_a: int = 64):
+        super().__init__()
+        d_s = d_h
+        self.encoder = Encoder(src_vocab, d_emb, d_h)
+        self.tgt_embed = nn.Embedding(tgt_vocab, d_emb)
+        self.init_state = nn.Linear(2 * d_h, d_s)
+        self.cell = nn.GRUCell(d_emb + 2 * d_h, d_s)
+        self.out = nn.Linear(d_s + 2 * d_h, tgt_vocab)
+        self.config = {"kind": self.kind, "src_vocab": src_vocab, "tgt_vocab": tgt_vocab, "d_emb": d_emb, "d_h": d_h, "d_a": d_a}
+
+    # -- 唯一随模型而变的部分：第 t 步读到什么
+    def read(self, s_prev: torch.Tensor, H: torch.Tensor, c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """返回 ``(c_t, α_t)``；固定上下文模型没有权重，``α_t`` 为 ``None``。"""
+        return c, None
+
+    def start(self, H: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(s_0, c)``：初始解码状态与整句摘要。"""
+        c = self.encoder.summary(H)
+        return torch.tanh(self.init_state(c)), c
+
+    def step(self, y_prev: torch.Tensor, s_prev: torch.Tensor, H: torch.Tensor, c: torch.Tensor):
+        """解码一步：``y_prev (B,)`` → ``(logits (B, V), s_t (B, d_s), α_t (B, S) 或 None)``。"""
+        c_t, alpha = self.read(s_prev, H, c)
+        s = self.cell(torch.cat([self.tgt_embed(y_prev), c_t], dim=-1), s_prev)
+        return self.out(torch.cat([s, c_t], dim=-1)), s, alpha
+
+    def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
+        """教师强制（teacher forcing）：第 t 步输入正确的 ``y_{t-1}``。``(B, S), (B, T)`` → ``(B, T, V)``。"""
+        H = self.encoder(src)
+        s, c = self.start(H)
+        y_prev = torch.full_like(tgt[:, 0], task.BOS_ID)
+        logits = []
+        for t in range(tgt.shape[1]):
+            out, s, _ = self.step(y_prev, s, H, c)
+            logits.append(out)
+            y_prev = tgt[:, t]
+        return torch.stack(logits, dim=1)
+
+    @torch.no_grad()
+    def greedy(self, src: torch.Tensor, T: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """贪心解码 ``T`` 步，每步把自己上一步的输出喂回去。
+
+        返回 ``(ids (B, T), alphas (B, T, S) 或 None)``。
+        """
+        H = self.encoder(src)
+        s, c = self.start(H)
+        y = torch.full((src.shape[0],), task.BOS_ID, dtype=torch.long)
+        ids, alphas = [], []
+        for _ in range(T):
+            out, s, alpha = self.step(y, s, H, c)
+            y = out.argmax(dim=-1)
+            ids.append(y)
+            alphas.append(alpha)
+        return torch.stack(ids, dim=1), (None if alphas[0] is None else torch.stack(alphas, dim=1))
+
+
+class AttentionSeq2Seq(FixedContextSeq2Seq):
+    """Bahdanau 式的编码器—解码器：每一步用 ``s_{t-1}`` 重新读一次 ``h_1 … h_S``。
+
+    与 ``FixedContextSeq2Seq`` 的全部区别就是 ``read``，外加 ``AdditiveAttention`` 的三个参数。
+    初始状态同样由整句摘要给出（Bahdanau 等人用的是反向编码器在第一个字处的状态）。
+    """
+
+    kind = "attention"
+
+    def __init__(self, src_vocab: int, tgt_vocab: int, d_emb: int = 32, d_h: int = 64, d_a: int = 64):
+        super().__init__(src_vocab, tgt_vocab, d_emb, d_h, d_a)
+        self.attention = AdditiveAttention(d_h, 2 * d_h, d_a)
+
+    def read(self, s_prev, H, c):
+        return self.attention(s_prev, H)
+
+
+MODELS = {cls.kind: cls for cls in (FixedContextSeq2Seq, AttentionSeq2Seq)}
+
+
+def build(config: dict) -> FixedContextSeq2Seq:
+    cfg = dict(config)
+    return MODELS[cfg.pop("kind")](**cfg)
+
+
+def n_parameters(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+# ---------------------------------------------------------------- 训练与评估
+def loss_fn(model: FixedContextSeq2Seq, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
+    logits = model(src, tgt)
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt.reshape(-1))
+
+
+def _pairs(seed: int, batch_size: int):
+    for batch in task.batches(seed, batch_size):
+        yield batch.src, batch.tgt
+
+
+@torch.no_grad()
+def accuracy_by_length(model: FixedContextSeq2Seq, data: list[task.Batch]) -> dict[int, float]:
+    """贪心解码后逐位置比较：``{源长度: 译对的目标词比例}``。"""
+    model.eval()
+    out = {}
+    for batch in data:
+        ids, _ = model.greedy(batch.src, batch.tgt.shape[1])
+        out[batch.src.shape[1]] = (ids == batch.tgt).float().mean().item()
+    return out
+
+
+@torch.no_grad()
+def alignment_agreement(model: AttentionSeq2Seq, data: list[task.Batch]) -> float:
+    """每个目标步上 α_tj 最大的源位置 j 与任务的标准对齐相同的比例。
+
+    标准对齐（``task.alignment``）从来不参与训练：模型只见过句对本身。
+    """
+    model.eval()
+    hits = total = 0
+    for batch in data:
+        _, alphas = model.greedy(batch.src, batch.tgt.shape[1])
+        for src, alpha in zip(batch.src, alphas):
+            gold = torch.tensor(task.alignment([task.SRC_TOKENS[i] for i in src]))
+            hits += int((alpha.argmax(dim=-1) == gold).sum())
+            total += len(gold)
+    return hits / total
+
+
+def mean_accuracy(acc: dict[int, float]) -> float:
+    return sum(acc.values()) / len(acc)
+
+
+# 检查点：名字 → 构造参数。四个固定上下文模型只差隐藏维度，用来把“容量”和“瓶颈”分开看。
+SPECS = {
+    "seq2seq_attention": {"kind": "attention", "d_h": 64},
+    "seq2seq_fixed": {"kind": "fixed", "d_h": 64},
+    "seq2seq_fixed_h32": {"kind": "fixed", "d_h": 32},
+    "seq2seq_fixed_h128": {"kind": "fixed", "d_h": 128},
+}
+TRAIN = {"seed": 1409, "steps": 1000, "threads": 1, "batch_size": 64, "lr": 3e-3, "lr_end": 3e-4, "d_emb": 32, "d_a": 64}
+
+
+def train_model(name: str, *, steps: int | None = None, progress: bool = True) -> tuple[FixedContextSeq2Seq, dict]:
+    """按 ``SPECS[name]`` 从固定种子训练一个模型，返回 ``(模型, meta)``。"""
+    spec = SPECS[name]
+    steps = TRAIN["steps"] if steps is None else steps
+    threads = torch.get_num_threads()
+    torch.set_num_threads(TRAIN["threads"])  # 这么小的矩阵，单线程反而更快，也不和别的进程抢核
+    try:
+        torch.manual_seed(TRAIN["seed"])
+        random.seed(TRAIN["seed"])
+        model = MODELS[spec["kind"]](
+            len(task.SRC_TOKENS), len(task.TGT_TOKENS), d_emb=TRAIN["d_emb"], d_h=spec["d_h"], d_a=TRAIN["d_a"]
+        )
+        log = fit(
+            model,
+            _pairs(TRAIN["seed"], TRAIN["batch_size"]),
+            loss_fn,
+            steps=steps,
+            lr=TRAIN["lr"],
+            lr_end=TRAIN["lr_end"],
+            progress=progress,
+            desc=name,
+        )
+        acc = accuracy_by_length(model, task.eval_set(per_length=50))
+    finally:
+        torch.set_num_threads(threads)
+    meta = {
+        "seed": TRAIN["seed"],
+        "steps": steps,
+        "batch_size": TRAIN["batch_size"],
+        "lr": TRAIN["lr"],
+        "lr_end": TRAIN["lr_end"],
+        "seconds": round(log.seconds, 1),
+        "torch_threads": TRAIN["threads"],
+        "final_loss": round(sum(log.losses[-20:]) / 20, 4),
+        "parameters": n_parameters(model),
+        "accuracy": round(mean_accuracy(acc), 4),
+        "accuracy_by_length": {n: round(a, 4) for n, a in acc.items()},
+        "trained_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
+    return model, meta
+
+
+def load_model(name: str) -> tuple[FixedContextSeq2Seq, dict]:
+    """读出检查点 ``name``，返回 ``(eval 模式的模型, meta)``。"""
+    ckpt = load_checkpoint(name)
+    model = build(ckpt["config"])
+    model.load_state_dict(ckpt["state_dict"])
+    model.eval()
+    return model, ckpt["meta"]
+
+
+def _register(name: str) -> None:
+    @recipe(name)
+    def _make():
+        model, meta = train_model(name)
+        return save_checkpoint(name, model, model.config, meta)
+
+
+for _name in SPECS:
+    _register(_name)

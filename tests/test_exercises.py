@@ -1,0 +1,78 @@
+"""练习框架：元数据与笔记本一致；学生版里每个检查都在起始代码上失败、且不打断“全部运行”。
+
+完整版笔记本（含参考答案）由 nbval 在 SEQLAB_STRICT_CHECKS=1 下执行：那里任何检查未通过都会报错，
+这证明每个检查在答案上通过。本文件证明另一半：在起始代码上失败。
+"""
+
+import importlib
+import pkgutil
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import seqlab.exercises as ex
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import student  # noqa: E402
+
+NOTEBOOKS = student.notebooks()
+for info in pkgutil.iter_modules(ex.__path__):
+    importlib.import_module(f"seqlab.exercises.{info.name}")
+
+
+def _tags(cell):
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def _cells(path, tag):
+    return [c for c in nbformat.read(path, as_version=4).cells if tag in _tags(c)]
+
+
+def test_every_notebook_exists_and_has_at_least_three_exercises():
+    assert NOTEBOOKS, "chapters/ 下没有笔记本"
+    for path in NOTEBOOKS:
+        checks = _cells(path, "exercise-check")
+        assert len(checks) >= 3, f"{path.name} 只有 {len(checks)} 道自动检查的练习"
+        assert len(_cells(path, "exercise-starter")) >= len(checks)
+        assert _cells(path, "solution"), f"{path.name} 没有参考答案"
+
+
+def test_exercise_metadata_in_the_notebooks_matches_the_library():
+    text = "\n".join(path.read_text(encoding="utf-8") for path in NOTEBOOKS)
+    assert ex.EXERCISES
+    for exercise in ex.EXERCISES.values():
+        line = f"难度 {exercise.stars} · 约 {exercise.minutes} 分钟 · 目标：{exercise.objective}"
+        assert line in text, f"练习 {exercise.key} 的元数据行没有出现在笔记本里：{line}"
+
+
+def test_solution_cells_are_gated_and_tagged():
+    for path in NOTEBOOKS:
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type == "markdown" and ("{solution-start}" in cell.source or "{solution-end}" in cell.source):
+                assert "solution" in _tags(cell), f"{path.name}：答案的说明单元格必须带 solution 标签"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_student_edition_runs_and_every_check_fails_on_the_starter(path, tmp_path, monkeypatch):
+    from nbclient import NotebookClient
+
+    monkeypatch.setenv("SEQLAB_STRICT_CHECKS", "0")
+    full = nbformat.read(path, as_version=4)
+    nb = student.student_version(full)
+    assert not any("solution" in _tags(c) for c in nb.cells)
+    leaked = [c.source for c in full.cells if "solution" in _tags(c) and c.cell_type == "code"]
+    source = "\n".join(c.source for c in nb.cells)
+    assert not any(code.strip() in source for code in leaked), "学生版里出现了答案代码"
+
+    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    checks = [c for c in nb.cells if "exercise-check" in _tags(c)]
+    assert checks
+    for cell in checks:
+        text = "".join(o.get("text", "") + str(o.get("data", {}).get("text/plain", "")) for o in cell.outputs)
+        assert ex.FAIL_MARK in text, f"{path.name}：检查 `{cell.source.strip()}` 在起始代码上应当报告 ❌，实际输出：{text!r}"
+        assert ex.PASS_MARK not in text

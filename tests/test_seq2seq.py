@@ -1,0 +1,170 @@
+"""第 1.4 节：玩具翻译任务、加性注意力的公式、两个模型的检查点与练习检查。"""
+
+import math
+import random
+
+import pytest
+import torch
+
+from seqlab import seq2seq
+from seqlab.corpus import translation as task
+from seqlab.exercises import sec04
+from seqlab.train import CHECKPOINT_DIR, RECIPES, load_checkpoint
+
+
+# ---------------------------------------------------------------- 任务
+def test_task_is_deterministic_and_reorders():
+    a = task.make_batch(12, 8, random.Random(7))
+    b = task.make_batch(12, 8, random.Random(7))
+    assert torch.equal(a.src, b.src) and torch.equal(a.tgt, b.tgt)
+    assert task.translate(list("大猫追小黑狗")) == ["cat", "big", "dog", "small", "black", "chases"]
+    assert task.alignment(list("大猫追小黑狗")) == [1, 0, 5, 3, 4, 2]
+    # 对齐不是恒等映射，但总是源位置的一个排列
+    rng = random.Random(0)
+    for n in range(task.MIN_LEN, task.MAX_LEN + 1):
+        src = task.sample_source(n, rng)
+        order = task.alignment(src)
+        assert len(src) == n and sorted(order) == list(range(n))
+        assert order != list(range(n))
+
+
+def test_every_length_from_short_to_long_can_be_generated():
+    data = task.eval_set(per_length=3)
+    assert [b.src.shape[1] for b in data] == list(range(task.MIN_LEN, task.MAX_LEN + 1))
+    assert all(b.src.shape == b.tgt.shape for b in data)
+
+
+@pytest.mark.parametrize("bad", ["猫追", "大猫追狗，", "猫狗追鱼", "大追猫狗", "猫追狗追鱼"])
+def test_ungrammatical_sources_have_no_reference(bad):
+    assert not task.is_grammatical(list(bad))
+
+
+# ---------------------------------------------------------------- 加性注意力：逐项按公式重算
+def test_additive_attention_matches_the_formula_by_hand():
+    torch.manual_seed(0)
+    attn = seq2seq.AdditiveAttention(d_s=5, d_hh=6, d_a=4)
+    B, S = 2, 7
+    s_prev, H = torch.randn(B, 5), torch.randn(B, S, 6)
+    c, alpha = attn(s_prev, H)
+    e = attn.scores(s_prev, H)
+    W_s, W_h, v_a = attn.W_s.detach(), attn.W_h.detach(), attn.v_a.detach()
+    for b in range(B):
+        e_hand = [float(v_a @ torch.tanh(W_s @ s_prev[b] + W_h @ H[b, j])) for j in range(S)]
+        z = sum(math.exp(x) for x in e_hand)
+        alpha_hand = [math.exp(x) / z for x in e_hand]
+        c_hand = sum(alpha_hand[j] * H[b, j] for j in range(S))
+        assert torch.allclose(e[b], torch.tensor(e_hand), atol=1e-5)
+        assert torch.allclose(alpha[b], torch.tensor(alpha_hand), atol=1e-6)
+        assert torch.allclose(c[b], c_hand, atol=1e-5)
+    assert torch.allclose(alpha.sum(-1), torch.ones(B))
+
+
+def test_trained_model_reads_with_the_formula_at_every_step():
+    model, _ = seq2seq.load_model("seq2seq_attention")
+    src = torch.tensor([task.encode_source(list(task.EXAMPLES[1]))])
+    H = model.encoder(src)
+    s, c = model.start(H)
+    _, alphas = model.greedy(src, src.shape[1])
+    a = model.attention
+    y = torch.tensor([task.BOS_ID])
+    with torch.no_grad():
+        for t in range(src.shape[1]):
+            e = torch.stack([a.v_a @ torch.tanh(a.W_s @ s[0] + a.W_h @ H[0, j]) for j in range(src.shape[1])])
+            alpha = torch.exp(e) / torch.exp(e).sum()
+            assert torch.allclose(alpha, alphas[0, t], atol=1e-5)
+            out, s, _ = model.step(y, s, H, c)
+            y = out.argmax(-1)
+
+
+def test_the_two_models_differ_only_in_how_they_read():
+    fixed = seq2seq.FixedContextSeq2Seq(20, 20)
+    attn = seq2seq.AttentionSeq2Seq(20, 20)
+    extra = seq2seq.n_parameters(attn) - seq2seq.n_parameters(fixed)
+    assert extra == sum(p.numel() for p in attn.attention.parameters())
+    H = torch.randn(3, 5, 128)
+    s, c = fixed.start(H)
+    c1, a1 = fixed.read(s, H, c)
+    assert a1 is None and torch.equal(c1, c)  # 每一步都是同一个 c
+
+
+def test_encoder_summary_is_the_last_states_of_both_directions():
+    enc = seq2seq.Encoder(10, 8, 6)
+    x = torch.randint(0, 10, (2, 5))
+    _, h_n = enc.rnn(enc.embed(x))
+    assert torch.allclose(enc.summary(enc(x)), torch.cat([h_n[0], h_n[1]], dim=-1), atol=1e-6)
+
+
+# ---------------------------------------------------------------- 检查点
+@pytest.mark.parametrize("name", sorted(seq2seq.SPECS))
+def test_checkpoint_exists_is_small_and_has_a_recipe(name):
+    path = CHECKPOINT_DIR / f"{name}.pt"
+    assert path.exists(), f"请运行 python -m seqlab.train {name}"
+    assert path.stat().st_size <= 2 * 2**20
+    assert name in RECIPES
+    meta = load_checkpoint(name)["meta"]
+    assert meta["seed"] == seq2seq.TRAIN["seed"] and meta["steps"] == seq2seq.TRAIN["steps"]
+
+
+@pytest.fixture(scope="module")
+def fresh():
+    """与训练、书中评估都不同的种子生成的新数据。"""
+    return task.eval_set(seed=20260, per_length=60)
+
+
+def test_attention_checkpoint_translates_fresh_sentences_of_every_length(fresh):
+    model, _ = seq2seq.load_model("seq2seq_attention")
+    acc = seq2seq.accuracy_by_length(model, fresh)
+    assert min(acc.values()) >= 0.95, acc
+
+
+def test_fixed_context_checkpoints_degrade_with_length(fresh):
+    attn = seq2seq.accuracy_by_length(seq2seq.load_model("seq2seq_attention")[0], fresh)
+    for name in ("seq2seq_fixed", "seq2seq_fixed_h32", "seq2seq_fixed_h128"):
+        acc = seq2seq.accuracy_by_length(seq2seq.load_model(name)[0], fresh)
+        short = sum(acc[n] for n in range(3, 7)) / 4
+        long = sum(acc[n] for n in range(20, 25)) / 5
+        assert short >= 0.85, (name, acc)
+        assert long <= short - 0.2, (name, acc)
+        assert long <= sum(attn[n] for n in range(20, 25)) / 5 - 0.2, (name, acc)
+
+
+# ---------------------------------------------------------------- 练习检查：答案通过、起始代码失败
+def _additive(s_prev, H, W_s, W_h, v_a):
+    return torch.tanh(W_s @ s_prev + H @ W_h.T) @ v_a
+
+
+def _context(e, H):
+    alpha = torch.exp(e - e.max()) / torch.exp(e - e.max()).sum()
+    return alpha, alpha @ H
+
+
+def _uniform(e):
+    return torch.full_like(e, 1 / e.shape[-1])
+
+
+def _dot(s_prev, H, W):
+    return H @ (W @ s_prev)
+
+
+def _todo(*args):
+    raise NotImplementedError
+
+
+def test_exercise_checks_pass_on_solutions_and_fail_on_starters():
+    assert sec04.check_additive_scores(_additive)
+    assert sec04.check_context(_context)
+    assert sec04.check_uniform(_uniform, "B")
+    assert sec04.check_dot_scores(_dot)
+    assert not sec04.check_additive_scores(_todo)
+    assert not sec04.check_context(_todo)
+    assert not sec04.check_uniform(_todo, None)
+    assert not sec04.check_dot_scores(None)
+
+
+def test_exercise_checks_teach_on_typical_mistakes():
+    naive = sec04.check_context(lambda e, H: (torch.exp(e) / torch.exp(e).sum(), torch.exp(e) / torch.exp(e).sum() @ H))
+    assert not naive and "减去最大" in naive.message
+    wrong_why = sec04.check_uniform(_uniform, "A")
+    assert not wrong_why and "why" in wrong_why.message
+    transposed = sec04.check_additive_scores(lambda s, H, W_s, W_h, v_a: torch.tanh(s @ W_s.T[:, :1] + H @ W_h.T) @ v_a)
+    assert not transposed
