@@ -54,8 +54,8 @@ def _find(word: str, cv: ContextVectors, which: str) -> int:
 
 
 def apple_state(sentence_a: str, sentence_b: str, word: str) -> AppleState:
-    sentence_a = clean_text(sentence_a, max_chars=MAX_CHARS, what="句子 A")
-    sentence_b = clean_text(sentence_b, max_chars=MAX_CHARS, what="句子 B")
+    sentence_a = clean_text(sentence_a, max_chars=MAX_CHARS, what="句子（A）")
+    sentence_b = clean_text(sentence_b, max_chars=MAX_CHARS, what="句子（B）")
     word = clean_text(word, max_chars=8, what="要比较的词")
     model, vocab = cached_model()
     if word not in vocab:

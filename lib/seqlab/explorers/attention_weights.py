@@ -7,7 +7,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import ClassVar
 
@@ -18,7 +19,7 @@ import torch
 from seqlab.corpus import translation as task
 from seqlab.errors import InputError
 from seqlab.explorers import Explorer, clean_text, register
-from seqlab.figures import PALETTE, attention_heatmap, stepped_figure
+from seqlab.figures import PALETTE, attention_heatmap
 
 MODEL = "seq2seq_attention"
 BASELINE = "seq2seq_fixed"
@@ -63,18 +64,30 @@ class AttentionState:
     clamped: bool  # 滑块超过了句长，被收回到最后一步
 
 
+@contextmanager
+def _one_thread():
+    """批大小为 1 的小矩阵用多线程只会互相等待（机器忙时慢几十倍），解码时临时只用一个线程。"""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def attention_state(text: str, step: int = 1) -> AttentionState:
     source = parse_source(text)
     src = torch.tensor([task.encode_source(source)])
     S = len(source)
-    ids, alpha = _model(MODEL).greedy(src, S)
-    base_ids, _ = _model(BASELINE).greedy(src, S)
+    with _one_thread():
+        ids, alpha = _model(MODEL).greedy(src, S)
+        base_ids, _ = _model(BASELINE).greedy(src, S)
     grammatical = task.is_grammatical(source)
     t = min(max(int(step), 1), S)
     return AttentionState(
         source=source,
         output=task.decode_target(ids[0]),
-        alpha=alpha[0].tolist(),
+        alpha=[[round(a, 4) for a in row] for row in alpha[0].tolist()],
         reference=task.translate(source) if grammatical else None,
         gold=task.alignment(source) if grammatical else None,
         baseline=task.decode_target(base_ids[0]),
@@ -90,59 +103,77 @@ def _score(words: list[str], reference: list[str] | None) -> str:
     return f"（{right}/{len(reference)} 个词与标准译文一致）"
 
 
-def attention_figure(state: AttentionState) -> go.Figure:
-    """左：α 热力图（当前行加框）与标准对齐；右：第 t 行的权重条形图与 c_t 的主要组成。"""
-    S, t = len(state.source), state.step
-    fig = attention_heatmap(
-        state.alpha,
-        state.output,
-        state.source,
-        title=f"注意力模型翻译「{''.join(state.source)}」",
-        row_title="目标词（第 t 步）",
-        col_title="源字 j",
-    )
-    xs, ys = fig.data[0].x, fig.data[0].y
-    fig.data[0].colorbar.update(x=0.6, len=0.8, thickness=12)
-    fig.add_trace(
-        go.Scatter(
-            x=[xs[j] for j in state.gold] if state.gold else [],
-            y=list(ys) if state.gold else [],
-            mode="markers",
-            marker={"symbol": "circle-open", "size": 16, "color": PALETTE[1], "line": {"width": 2}},
-            name="标准对齐",
-            hovertemplate="标准对齐：%{y} ← %{x}<extra></extra>",
-        )
-    )
-    row = state.alpha[t - 1]
-    fig.add_trace(
-        go.Bar(
-            x=list(xs),
-            y=row,
-            xaxis="x2",
-            yaxis="y2",
-            marker_color=PALETTE[0],
-            name=f"α_{t}j",
-            hovertemplate="α = %{y:.3f}<extra>%{x}</extra>",
-        )
-    )
-    band = {"type": "rect", "xref": "x domain", "yref": "y", "x0": 0, "x1": 1, "y0": t - 1.5, "y1": t - 0.5}
-    fig.update_layout(
-        shapes=[dict(band, line={"color": PALETTE[1], "width": 3}, fillcolor="rgba(0,0,0,0)")],
-        xaxis={"domain": [0.0, 0.56]},
-        xaxis2={
-            "domain": [0.68, 1.0], "anchor": "y2", "tickmode": "array", "tickvals": list(xs), "ticktext": state.source,
-            "title_text": "源字 j",
-        },
-        yaxis2={"domain": [0.0, 0.8], "anchor": "x2", "range": [0, 1.05], "title_text": f"第 {t} 步的权重 α_{t}j"},
-        legend={"orientation": "h", "x": 0.0, "y": -0.08},
-        annotations=[
+def _categories(labels: list[str]) -> list[str]:
+    """与 ``figures.attention_heatmap`` 相同的坐标约定：``序号:token``，重复的 token 不会被合并。"""
+    return [f"{i}:{c}" for i, c in enumerate(labels)]
+
+
+def _gold_xy(state: AttentionState) -> tuple[list[str], list[str]]:
+    if state.gold is None:
+        return [], []
+    xs, ys = _categories(state.source), _categories(state.output)
+    return [xs[j] for j in state.gold], ys
+
+
+def _bar(state: AttentionState, t: int) -> dict:
+    return {"x": _categories(state.source), "y": state.alpha[t - 1], "name": f"α_{t}j"}
+
+
+def _layout(state: AttentionState) -> dict:
+    """随状态变化的版面：标题、高度、坐标刻度、当前行的框、c_t 的说明。"""
+    t, xs, ys = state.step, _categories(state.source), _categories(state.output)
+    return {
+        "title": {"text": f"注意力模型翻译「{''.join(state.source)}」"},
+        "height": max(440, 24 * len(state.source) + 220),
+        "xaxis": {"tickvals": xs, "ticktext": state.source},
+        "yaxis": {"tickvals": ys, "ticktext": state.output},
+        "xaxis2": {"tickvals": xs, "ticktext": state.source},
+        "yaxis2": {"title": {"text": f"第 {t} 步的权重 α_{t}j"}},
+        "shapes": [
             {
-                "xref": "paper", "yref": "paper", "x": 0.84, "y": 0.98, "xanchor": "center", "showarrow": False,
+                "type": "rect", "xref": "x domain", "yref": "y", "x0": 0, "x1": 1, "y0": t - 1.5, "y1": t - 0.5,
+                "line": {"color": PALETTE[1], "width": 3}, "fillcolor": "rgba(0,0,0,0)",
+            }
+        ],
+        "annotations": [
+            {
+                "xref": "paper", "yref": "paper", "x": 0.84, "y": 1.0, "yanchor": "bottom", "showarrow": False,
                 "text": f"第 {t} 步输出「{state.output[t - 1]}」<br>c_{t} ≈ {_context_terms(state)}",
             }
         ],
-        height=max(420, 26 * S + 200),
+    }
+
+
+def attention_figure(state: AttentionState) -> go.Figure:
+    """左：α 热力图（当前行加框）与标准对齐；右：第 t 行的权重条形图与 c_t 的主要组成。
+
+    轨迹固定是三条：热力图、标准对齐的空心圆、当前步的条形图（实时面据此原地更新）。
+    """
+    fig = attention_heatmap(state.alpha, state.output, state.source, row_title="目标词（第 t 步）", col_title="源字 j")
+    fig.data[0].colorbar.update(x=0.58, len=0.8, thickness=12)
+    gx, gy = _gold_xy(state)
+    fig.add_trace(
+        go.Scatter(
+            x=gx,
+            y=gy,
+            mode="markers",
+            marker={"symbol": "circle-open", "size": 16, "color": PALETTE[1], "line": {"width": 2}},
+            name="标准对齐（训练时从未给出）",
+            hovertemplate="标准对齐：%{y} ← %{x}<extra></extra>",
+        )
     )
+    fig.add_trace(
+        go.Bar(**_bar(state, state.step), xaxis="x2", yaxis="y2", marker_color=PALETTE[0],
+               hovertemplate="α = %{y:.3f}<extra>%{x}</extra>", showlegend=False)
+    )
+    fig.update_layout(
+        xaxis={"domain": [0.0, 0.54]},
+        xaxis2={"domain": [0.68, 1.0], "anchor": "y2", "tickmode": "array", "title": {"text": "源字 j"}},
+        yaxis2={"domain": [0.0, 0.78], "anchor": "x2", "range": [0, 1.05]},
+        legend={"orientation": "h", "x": 0.0, "y": -0.06},
+        margin={"t": 110},
+    )
+    fig.update_layout(_layout(state))
     return fig
 
 
@@ -205,19 +236,39 @@ class AttentionWeightsExplorer(Explorer):
         return words
 
     def update(self, fig: go.FigureWidget, state: AttentionState) -> None:
-        new = self.figure(state)
-        for old, trace in zip(fig.data, new.data):
-            for key in ("x", "y", "z", "name"):
-                if key in trace:
-                    old[key] = trace[key]
-        fig.layout.update(
-            {key: new.layout[key] for key in ("title", "shapes", "annotations", "height", "xaxis", "yaxis",
-                                               "xaxis2", "yaxis2")},
-        )
+        """只替换数据数组与少数版面属性，不重建图（实时更新的预算是 50 ms）。"""
+        heat, gold, bar = fig.data
+        heat.update(z=state.alpha, x=_categories(state.source), y=_categories(state.output))
+        gold.x, gold.y = _gold_xy(state)
+        bar.update(_bar(state, state.step))
+        fig.layout.update(_layout(state))
 
     def static_figure(self) -> go.Figure:
-        states = []
+        """每个例句只存一份热力图，滑块的每一步切换例句与条形图、并换上该步的框与说明。"""
+        fig, steps = None, []
         for k, text in enumerate(task.EXAMPLES, start=1):
-            for t in range(1, len(parse_source(text)) + 1):
-                states.append((f"例{k}·t={t}", self.figure(attention_state(text, t))))
-        return stepped_figure(states, prefix="例句与解码步 ", active=2)
+            base = attention_state(text, 1)
+            if fig is None:
+                fig = attention_figure(base)
+                fig.data = fig.data[:2]
+            else:
+                fig.add_traces(attention_figure(base).data[:2])
+            pair = len(fig.data) - 2
+            for t in range(1, len(base.source) + 1):
+                state = replace(base, step=t)
+                fig.add_trace(go.Bar(**_bar(state, t), xaxis="x2", yaxis="y2", marker_color=PALETTE[0],
+                                     hovertemplate="α = %{y:.3f}<extra>%{x}</extra>", showlegend=False))
+                steps.append((f"例{k}·t={t}", (pair, len(fig.data) - 1), _layout(state)))
+        n = len(fig.data)
+        slider_steps = [
+            {"label": label, "method": "update",
+             "args": [{"visible": [i in (a, a + 1, b) for i in range(n)]}, layout]}
+            for label, (a, b), layout in steps
+        ]
+        active = 2
+        for i, trace in enumerate(fig.data):
+            trace.visible = slider_steps[active]["args"][0]["visible"][i]
+        fig.update_layout(steps[active][2])
+        fig.update_layout(sliders=[{"active": active, "steps": slider_steps, "pad": {"t": 50},
+                                    "currentvalue": {"prefix": "例句与解码步 "}}])
+        return fig

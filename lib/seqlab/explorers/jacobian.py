@@ -83,9 +83,10 @@ def family_curve(kind: str, d: int, rho: float, beta: float, phi: str, input_sca
             _, A = model(E, return_preactivations=True)
             A = A[BURN_IN:]  # a_j，j = t-R_MAX+1 … t
         Js = rnn.step_jacobian(A, W_h, phi)  # (R_MAX, d, d)，按时间顺序
-        M, log10_c = rnn.scaled_products(Js)
-        # M 的弗罗贝尼乌斯范数是 1，用单精度求最大奇异值已足够准确（相对误差约 1e-6），而且快一倍。
-        log10_norm = rnn.log10_spectral_norms(M.to(torch.float32), log10_c)
+        # 尺度 c_r 单独记账，方向 M_r 的范数始终在 1 附近，所以连乘和求奇异值都可以用单精度：
+        # 100 步后的相对误差约 1e-5，画在对数轴上看不出来，速度却快一倍。
+        M, log10_c = rnn.scaled_products(Js.to(torch.float32))
+        log10_norm = rnn.log10_spectral_norms(M, log10_c)
         over, under = _float32_failure(M, log10_c)
         slope = float(rnn.phi_derivative(A, phi).mean())
     return FamilyCurve(

@@ -102,24 +102,30 @@ def score_state(
     )
 
 
-def _labels(text: str) -> list[str]:
-    """坐标上的标签“位置·字”：只有 S 个字符串，悬停时就能看到读取方和被读取方是哪个字。"""
-    return [f"{i}·{ch}" for i, ch in enumerate(text, start=1)]
-
-
 def _heatmap(state: ScoreState, *, showscale: bool = True) -> go.Heatmap:
-    labels = _labels(state.text)
+    """只画允许读取的格子：z、x、y 都是一维数组（每个配对一个元素），因果掩码下正好 S(S+1)/2 个。
+
+    一维的数值数组在网页和控件里都以二进制传输，S = 256 时也很快。
+    """
+    i, j = np.nonzero(~np.isnan(state.weights))
     return go.Heatmap(
-        z=np.round(state.weights, 3),
-        x=labels,
-        y=labels,
+        z=state.weights[i, j].astype(np.float32),
+        x=(j + 1).astype(np.int16),
+        y=(i + 1).astype(np.int16),
         zmin=0.0,
         zmax=1.0,
         colorscale="Blues",
         showscale=showscale,
         colorbar=dict(title="权重", len=0.8),
-        hovertemplate="Query：%{y}<br>Key：%{x}<br>权重 = %{z:.3f}<extra></extra>",
+        hovertemplate="Query 位置 %{y} 读 Key 位置 %{x}<br>权重 = %{z:.3f}<extra></extra>",
     )
+
+
+def _axis_ticks(state: ScoreState) -> dict:
+    """S 不大时在坐标上写出每个位置的字；S 大时只标数字。"""
+    if state.S <= 32:
+        return dict(tickmode="array", tickvals=list(range(1, state.S + 1)), ticktext=list(state.text))
+    return dict(tickmode="auto", tickvals=None, ticktext=None)
 
 
 def _memory_traces(state: ScoreState) -> list[go.Scatter]:
@@ -154,8 +160,8 @@ def _memory_label(state: ScoreState) -> str:
 
 
 def _figure_layout(fig: go.Figure, state: ScoreState) -> None:
-    fig.update_xaxes(title_text="Key 位置 j（被读取）", side="top", row=1, col=1)
-    fig.update_yaxes(title_text="Query 位置 i（读取方）", autorange="reversed", row=1, col=1)
+    fig.update_xaxes(title_text="Key 位置 j（被读取）", side="top", row=1, col=1, **_axis_ticks(state))
+    fig.update_yaxes(title_text="Query 位置 i（读取方）", autorange="reversed", row=1, col=1, **_axis_ticks(state))
     fig.update_xaxes(type="log", title_text="序列长度 S", row=1, col=2)
     fig.update_yaxes(type="log", title_text="字节", exponentformat="SI", row=1, col=2)
 
@@ -212,6 +218,8 @@ class ScoreMatrixExplorer(Explorer):
         for old, trace in zip(fig.data[1:], _memory_traces(state)):
             old.x, old.y = trace.x, trace.y
         fig.layout.title.text = _title(state)
+        fig.layout.xaxis.update(_axis_ticks(state))
+        fig.layout.yaxis.update(_axis_ticks(state))
         fig.layout.annotations[1].text = f"分数矩阵的内存：{_memory_label(state)}"
 
     def static_figure(self) -> go.Figure:
@@ -231,8 +239,8 @@ class ScoreMatrixExplorer(Explorer):
             for trace in _memory_traces(full):
                 fig.add_trace(trace, row=1, col=3)
             for col in (1, 2):
-                fig.update_xaxes(title_text="Key 位置 j", side="top", row=1, col=col)
-                fig.update_yaxes(autorange="reversed", row=1, col=col)
+                fig.update_xaxes(title_text="Key 位置 j", side="top", row=1, col=col, **_axis_ticks(full))
+                fig.update_yaxes(autorange="reversed", row=1, col=col, **_axis_ticks(full))
             fig.update_yaxes(title_text="Query 位置 i", row=1, col=1)
             fig.update_xaxes(type="log", title_text="序列长度 S", row=1, col=3)
             fig.update_yaxes(type="log", title_text="字节", exponentformat="SI", row=1, col=3)

@@ -1,0 +1,128 @@
+"""框架本身：离线渲染器、滑块图、内存预算、练习检查、实时面的容错。"""
+
+import math
+
+import ipywidgets as widgets
+import plotly.graph_objects as go
+import plotly.io as pio
+import pytest
+
+import seqlab
+from seqlab import exercises, figures
+from seqlab.errors import InputError, MemoryBudgetError, format_bytes, guard_memory
+from seqlab.explorers import Explorer, clean_text
+
+seqlab.setup()
+
+
+def test_offline_renderer_emits_html_without_plotly_js_mathjax_or_cdn():
+    bundle = pio.renderers[figures.RENDERER].to_mimebundle(go.Figure(go.Bar(y=[1, 2])).to_dict())
+    html = bundle["text/html"]
+    assert "plotly-graph-div" in html
+    assert "cdn" not in html.lower() and "https://" not in html and "mathjax" not in html.lower()
+    assert len(html) < 20_000, "plotly.js 被内联进了图里"
+    assert pio.renderers.default == f"plotly_mimetype+{figures.RENDERER}"
+
+
+def test_stepped_figure_switches_visibility_and_titles():
+    states = [(f"s{k}", go.Figure(go.Scatter(y=[k, k + 1]), layout=dict(title=f"状态 {k}"))) for k in range(3)]
+    fig = figures.stepped_figure(states, active=1)
+    steps = fig.layout.sliders[0].steps
+    assert [s.label for s in steps] == ["s0", "s1", "s2"]
+    assert [t.visible for t in fig.data] == [False, True, False]
+    assert steps[2].args[0]["visible"] == [False, False, True]
+    assert steps[2].args[1]["title"]["text"] == "状态 2"
+    menu = figures.stepped_figure(states, control="dropdown")
+    assert len(menu.layout.updatemenus[0].buttons) == 3
+    with pytest.raises(ValueError):
+        figures.stepped_figure([])
+
+
+def test_attention_heatmap_keeps_duplicate_tokens_apart():
+    fig = figures.attention_heatmap([[0.5, 0.5], [1.0, 0.0]], ["我", "我"], ["书", "书"])
+    assert list(fig.layout.yaxis.ticktext) == ["我", "我"] and len(set(fig.data[0].y)) == 2
+    with pytest.raises(ValueError):
+        figures.attention_heatmap([[1.0]], ["a", "b"], ["c"])
+
+
+def test_memory_guard_refuses_with_the_estimate():
+    assert guard_memory("小矩阵", 1024, budget_bytes=2048) == 1024
+    with pytest.raises(MemoryBudgetError) as err:
+        guard_memory("分数矩阵", 3 * 2**30, budget_bytes=2**30)
+    assert "3.0 GiB" in str(err.value) and "1.0 GiB" in str(err.value)
+    with pytest.raises(MemoryBudgetError):
+        guard_memory("NaN", math.nan)
+    assert format_bytes(512) == "512 B" and format_bytes(1536) == "1.5 KiB"
+
+
+def test_clean_text_messages():
+    assert clean_text("  你好 ") == "你好"
+    for bad in ["", "  ", "x" * 5000]:
+        with pytest.raises(InputError):
+            clean_text(bad)
+
+
+_demo = exercises.checker("0.0.1", "演示", objective="测试框架", difficulty=1, minutes=1)
+
+
+@_demo
+def check_demo(fn):
+    exercises.expect_close(exercises.call(fn, 2), 4, "f(2)")
+
+
+exercises.EXERCISES.pop("0.0.1")  # 演示用的练习不属于本书
+
+
+def test_checker_reports_instead_of_raising(monkeypatch):
+    monkeypatch.setenv("SEQLAB_STRICT_CHECKS", "0")
+    assert check_demo(lambda x: x * x).passed
+    result = check_demo(lambda x: x + 3)
+    assert not result and "应为 4" in result.message and "5" in result.message
+    assert "None" in check_demo(None).message
+    assert "NotImplementedError" in check_demo(lambda x: (_ for _ in ()).throw(NotImplementedError())).message
+    crash = check_demo(lambda x: 1 / 0)
+    assert not crash and "ZeroDivisionError" in crash.message
+    assert exercises.FAIL_MARK in crash._repr_html_() and exercises.FAIL_MARK in repr(crash)
+    assert check_demo.exercise.stars == "★☆☆"
+
+
+def test_checker_raises_in_strict_mode(monkeypatch):
+    monkeypatch.setenv("SEQLAB_STRICT_CHECKS", "1")
+    with pytest.raises(AssertionError):
+        check_demo(lambda x: 0)
+    assert check_demo(lambda x: 4)
+
+
+class _Square(Explorer):
+    name = "square-test"
+    title = "测试用"
+    examples = [{"n": 2.0}, {"n": 3.0}]
+
+    def controls(self):
+        return {"n": widgets.FloatText(value=2.0)}
+
+    def compute(self, n):
+        if n < 0:
+            raise InputError("n 不能是负数。")
+        if n > 1e6:
+            raise RuntimeError("模拟一个意料之外的错误")
+        return n
+
+    def figure(self, state):
+        return go.Figure(go.Bar(y=[state, state**2]))
+
+    def static_figure(self):
+        return figures.stepped_figure([(str(n), self.figure(n)) for n in (1, 2)])
+
+
+def test_live_view_keeps_last_good_figure_and_reports():
+    view = _Square().live()
+    assert view.set(n=3.0) and list(view.figure.data[0].y) == [3.0, 9.0]
+    assert not view.set(n=-1.0) and "负数" in view.status and list(view.figure.data[0].y) == [3.0, 9.0]
+    assert not view.set(n=math.nan) and "NaN" in view.status
+    assert view.unexpected is None
+    assert not view.set(n=1e9) and "意外" in view.status and isinstance(view.unexpected, RuntimeError)
+    view.controls["n"].value = 4.0  # 控件的 observe 也会触发更新
+    assert list(view.figure.data[0].y) == [4.0, 16.0] and view.ok
+    with pytest.raises(KeyError):
+        view.set(m=1)
