@@ -11,7 +11,7 @@ JOBS   ?= 2
 export SEQLAB_STRICT_CHECKS ?= 1
 export PYDEVD_DISABLE_FILE_VALIDATION = 1
 
-.PHONY: help setup book test test-lib test-notebooks test-site lab serve bench student clean
+.PHONY: help setup book test test-lib test-notebooks test-site lab serve bench student pdf clean
 
 help:
 	@echo "make book   创建环境并构建网站到 $(HTML)"
@@ -20,6 +20,7 @@ help:
 	@echo "make serve  在 http://127.0.0.1:$(PORT) 上提供已构建的网站"
 	@echo "make bench  计时：每个笔记本、每个实时探索器的更新、每个页面的大小"
 	@echo "make student 生成学生版笔记本（不含答案）到 _build/student"
+	@echo "make pdf    把网站打印成一份 PDF 讲义：_build/pdf/seqlab-ch01.pdf"
 	@echo "make clean  删除构建产物（保留 .venv）"
 
 setup: $(STAMP)
@@ -27,11 +28,15 @@ setup: $(STAMP)
 $(STAMP): requirements.txt constraints.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] >= (3, 11), "需要 Python 3.11 或更新的版本"'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $(STAMP)
 
+# 构建时笔记本的执行结果按笔记本内容缓存；库（lib/）一变，缓存就作废，免得网页上是旧代码算出的结果。
+LIBHASH = $(shell find lib -type f \( -name '*.py' -o -name '*.pt' \) -not -path '*/__pycache__/*' | sort | xargs cat | sha1sum | cut -c1-16)
+
 book: $(STAMP)
+	@mkdir -p _build
+	@if [ "$$(cat _build/.libhash 2>/dev/null)" != "$(LIBHASH)" ]; then rm -rf _build/.jupyter_cache; echo "$(LIBHASH)" > _build/.libhash; fi
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	@echo ""
 	@echo "网站已构建到 $(HTML)。运行 make serve，然后在浏览器中打开 http://127.0.0.1:$(PORT)/"
@@ -50,7 +55,7 @@ test-notebooks: $(STAMP)
 	SEQLAB_STRICT_CHECKS=0 $(BIN)/pytest -n $(JOBS) -m slow tests/test_exercises.py
 
 test-site: $(STAMP)
-	$(BIN)/pytest tests/test_site.py tests/test_browser.py
+	$(BIN)/pytest -rs tests/test_site.py tests/test_browser.py tests/test_pdf.py
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab chapters/ch01
@@ -65,6 +70,10 @@ bench: $(STAMP)
 
 student: $(STAMP)
 	$(BIN)/python tools/student.py
+
+pdf: $(STAMP)
+	@test -f $(HTML)/index.html || $(MAKE) book
+	$(BIN)/python tools/pdf.py
 
 clean:
 	rm -rf _build .jupyter_cache

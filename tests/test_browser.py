@@ -9,46 +9,31 @@
 
 from __future__ import annotations
 
-import functools
-import http.server
 import os
 import shutil
-import threading
-from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
 
+from browser import CHROMIUM, has_chromium, launch, serve
 from sitecheck import HTML, ROOT, content_pages, require_site
 
-CHROMIUM = os.environ.get("SEQLAB_CHROMIUM", "/usr/bin/chromium")
 SHOTS = ROOT / "_build" / "screenshots"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--no-first-run"]
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-if not Path(CHROMIUM).exists():
+if not has_chromium():
     if os.environ.get("SEQLAB_REQUIRE_BROWSER") == "1":
         raise RuntimeError(f"SEQLAB_REQUIRE_BROWSER=1，但没有找到 Chromium：{CHROMIUM}")
     pytest.skip(f"没有找到 Chromium（{CHROMIUM}）：跳过浏览器测试。安装：apt-get install -y chromium fonts-noto-cjk",
                 allow_module_level=True)
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def server():
     require_site()
-    handler = functools.partial(_QuietHandler, directory=str(HTML))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+    with serve(HTML) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +44,7 @@ def browser():
         shutil.rmtree(SHOTS)
     SHOTS.mkdir(parents=True)
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        b = launch(p)
         yield b
         b.close()
 

@@ -29,7 +29,11 @@ def explorer(request):
 
 
 def _data(view):
-    return [t.to_plotly_json() for t in view.figure.data]
+    # 序列化后再比较：轨迹里可以是 numpy 数组（一维数值数组以二进制传给前端，实时更新更快），
+    # 而 numpy 数组不能直接用 == 比较真假。
+    from plotly.io.json import to_json_plotly
+
+    return [to_json_plotly(t.to_plotly_json()) for t in view.figure.data]
 
 
 def test_static_face_has_controls_whose_steps_differ(explorer):

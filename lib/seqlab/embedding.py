@@ -383,6 +383,20 @@ def context_vectors(model: MaskedWordModel, vocab: Vocab, text: str) -> ContextV
     return ContextVectors(text, tokens, ids, X[0], H[0])
 
 
+def word_states(model: MaskedWordModel, vocab: Vocab, sentences: Sequence[str], word: str) -> torch.Tensor:
+    """每句里 ``word`` 第一次出现处的隐藏状态 ``h_t``，归一化成单位长度，形状 ``(句数, d)``。
+
+    两组句子的结果相乘（``A @ B.T``）就是两两之间的余弦相似度。
+    """
+    rows = []
+    for s in sentences:
+        cv = context_vectors(model, vocab, s)
+        if word not in cv.tokens:
+            raise InputError(f"「{s}」的分词结果里没有「{word}」。")
+        rows.append(cv.H[cv.tokens.index(word)])
+    return F.normalize(torch.stack(rows), dim=1)
+
+
 @torch.no_grad()
 def fill_mask(model: MaskedWordModel, vocab: Vocab, tokens: Sequence[str], t: int, k: int = 5) -> list[tuple[str, float]]:
     """把第 ``t`` 个词换成 ``<mask>``，模型认为这里最可能是哪 ``k`` 个词（及其概率）。"""
@@ -397,5 +411,5 @@ def fill_mask(model: MaskedWordModel, vocab: Vocab, tokens: Sequence[str], t: in
 __all__ = [
     "Embedding", "one_hot", "lookup", "lookup_by_matmul", "onehot_bytes", "measure_lookup", "LookupTiming",
     "rows_with_grad", "WindowContext", "MaskedWordModel", "load_embedding_model", "cosine", "nearest_words",
-    "id_neighbours", "context_vectors", "fill_mask", "masked_accuracy", "UNK",
+    "id_neighbours", "context_vectors", "word_states", "fill_mask", "masked_accuracy", "UNK",
 ]

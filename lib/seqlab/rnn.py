@@ -158,10 +158,11 @@ def scaled_products(Js: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
     ``Js (R, d, d)`` 按时间顺序（最后一个是 ``J_t``）。返回 ``(M, log10_c)``：
     ``M (R, d, d)`` 满足 ``‖M_r‖_F = 1``，``log10_c (R,)``，并且 ``P_r = 10^{log10_c[r-1]} · M_r``。
-    连乘途中只要数量级可能超出 ``1e±100`` 就把乘积缩放回单位大小，所以即使 ``P_r`` 本身早已
+    连乘途中每隔几步、以及数量级可能超出浮点范围的四分之一时，就把乘积缩放回单位大小，所以即使 ``P_r`` 本身早已
     超出浮点数的表示范围（``1e400`` 或 ``1e-400``），它的方向和数量级仍然算得准确——曲线不会断。
     若某一步乘积恰好为零矩阵，之后的 ``log10_c`` 为 ``-inf``，``M`` 为零。
     """
+    Js = Js.detach()
     R, d, _ = Js.shape
     guard_memory("保存雅可比矩阵连乘", 2 * R * d * d * Js.element_size())
     # ‖P J‖_F ≤ ‖P‖_F ‖J‖_F：用它预先知道什么时候必须缩放，省去每一步都求范数。
@@ -169,11 +170,12 @@ def scaled_products(Js: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     M = torch.empty_like(Js)
     log10_c = torch.zeros(R, dtype=torch.float64)
     P = torch.eye(d, dtype=Js.dtype)
+    limit = math.log10(torch.finfo(Js.dtype).max) / 4  # float64: 1e±77，float32: 1e±9.6
     total, drift = 0.0, 0.0
     for r in range(1, R + 1):
         P = P @ Js[R - r]
         drift += log10_bound[r - 1]
-        if abs(drift) > 100 or r % 8 == 0:
+        if abs(drift) > limit or r % 4 == 0:
             f = float(torch.linalg.matrix_norm(P))
             if f == 0.0:
                 M[r - 1:] = 0.0

@@ -30,6 +30,17 @@ from seqlab.errors import InputError, guard_memory
 from seqlab.train import fit, load_checkpoint, recipe, save_checkpoint
 
 
+@contextlib.contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """在 ``with`` 块内让 PyTorch 只用 ``n`` 个线程，结束后恢复原值。"""
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 # ---------------------------------------------------------------- 位置表示
 def sinusoidal_positions(S: int, d_model: int, offset: int = 0) -> torch.Tensor:
     """正弦位置表示，形状 ``(S, d_model)``，第 ``t`` 行对应绝对位置 ``offset + t``：
@@ -336,6 +347,34 @@ def copy_accuracy(model: TinyDecoder, ids: torch.Tensor, graded: torch.Tensor) -
     return (pred[graded] == ids[:, 1:][graded]).float().mean().item()
 
 
+def repeat_twice(segment: str) -> torch.Tensor:
+    """把一段字重复两遍、前面加 〈始〉：``(1, 1 + 2L)`` 的 id。段长 L 须在训练见过的 3…8 之间。"""
+    lo, hi = PERIOD_RANGE
+    if not lo <= len(segment) <= hi:
+        raise InputError(f"这段字有 {len(segment)} 个，模型训练时只见过 {lo} 到 {hi} 个字的段落。")
+    if len(set(segment)) < len(segment):
+        raise InputError("段落里的字不能重复（训练数据里每段的字互不相同）。")
+    return encode_copy(segment * 2)
+
+
+def head_scores(weights: list[torch.Tensor], L: int) -> dict[tuple[int, int], dict[str, float]]:
+    """对 ``repeat_twice`` 得到的序列（段长 ``L``），给每个 (层, 头) 打两个分：
+
+    * ``previous``：每个位置放在“前一个位置”上的平均权重（读前一个字的头）；
+    * ``induction``：第二遍里每个位置放在“它上一次出现的位置的下一格”上的平均权重（复读头）。
+    ``weights`` 是 ``TinyDecoder(..., return_weights=True)`` 返回的列表，每项 ``(1, h, S, S)``。
+    """
+    S = 1 + 2 * L
+    scores = {}
+    for layer, alpha in enumerate(weights):
+        for head in range(alpha.shape[1]):
+            a = alpha[0, head]
+            prev = torch.stack([a[t, t - 1] for t in range(1, S)]).mean().item()
+            ind = torch.stack([a[t, t - L + 1] for t in range(L + 1, S)]).mean().item()
+            scores[(layer, head)] = dict(previous=prev, induction=ind)
+    return scores
+
+
 @contextlib.contextmanager
 def attention_knocked_out(model: TinyDecoder, layer: int) -> Iterator[None]:
     """在 ``with`` 块内把第 ``layer`` 层（从 0 数）自注意力的输出换成 0：该层不再跨位置交换信息，
@@ -364,11 +403,16 @@ def _batches(seed: int, n: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
 
 @recipe("transformer_induction")
 def train_induction(steps: int = 900, progress: bool = False):
-    """固定种子训练 2 层、每层 2 个头的 pre-norm 模型做“循环复读”，保存检查点。"""
+    """固定种子训练 2 层、每层 2 个头的 pre-norm 模型做“循环复读”，保存检查点。
+
+    训练时只用 1 个线程：这么小的矩阵用 2 个线程几乎不会更快，而机器上还有别的进程时，
+    线程互相等待会让每一步慢上十倍。
+    """
     torch.manual_seed(INDUCTION_SEED)
     model = TinyDecoder(**INDUCTION_CONFIG)
-    log = fit(model, _batches(INDUCTION_SEED, 64), copy_loss, steps=steps, lr=3e-3, progress=progress,
-              desc="循环复读")
+    with torch_threads(1):
+        log = fit(model, _batches(INDUCTION_SEED, 64), copy_loss, steps=steps, lr=3e-3, progress=progress,
+                  desc="循环复读")
     test = copy_task_batch(512, random.Random(INDUCTION_SEED + 1))
     meta = dict(seed=INDUCTION_SEED, steps=steps, seconds=round(log.seconds, 1),
                 final_loss=log.losses[-1], accuracy=copy_accuracy(model, *test))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, lru_cache
 from typing import ClassVar
 
 import ipywidgets as widgets
@@ -75,25 +75,31 @@ def _one_thread():
         torch.set_num_threads(before)
 
 
-def attention_state(text: str, step: int = 1) -> AttentionState:
-    source = parse_source(text)
-    src = torch.tensor([task.encode_source(source)])
-    S = len(source)
+@lru_cache(maxsize=128)
+def _translate(source: tuple[str, ...]) -> AttentionState:
+    """两个模型各贪心解码一次（按源句缓存：拖动步数滑块时不必重算）。"""
+    src = torch.tensor([task.encode_source(list(source))])
     with _one_thread():
-        ids, alpha = _model(MODEL).greedy(src, S)
-        base_ids, _ = _model(BASELINE).greedy(src, S)
-    grammatical = task.is_grammatical(source)
-    t = min(max(int(step), 1), S)
+        ids, alpha = _model(MODEL).greedy(src, len(source))
+        base_ids, _ = _model(BASELINE).greedy(src, len(source))
+    grammatical = task.is_grammatical(list(source))
     return AttentionState(
-        source=source,
+        source=list(source),
         output=task.decode_target(ids[0]),
         alpha=[[round(a, 4) for a in row] for row in alpha[0].tolist()],
-        reference=task.translate(source) if grammatical else None,
-        gold=task.alignment(source) if grammatical else None,
+        reference=task.translate(list(source)) if grammatical else None,
+        gold=task.alignment(list(source)) if grammatical else None,
         baseline=task.decode_target(base_ids[0]),
-        step=t,
-        clamped=t != int(step),
+        step=1,
+        clamped=False,
     )
+
+
+def attention_state(text: str, step: int = 1) -> AttentionState:
+    """探索器的计算函数：源句 → 两个模型的译文、α 矩阵；``step`` 超出句长时收回到最后一步。"""
+    state = _translate(tuple(parse_source(text)))
+    t = min(max(int(step), 1), len(state.source))
+    return replace(state, step=t, clamped=t != int(step))
 
 
 def _score(words: list[str], reference: list[str] | None) -> str:
@@ -124,7 +130,7 @@ def _layout(state: AttentionState) -> dict:
     t, xs, ys = state.step, _categories(state.source), _categories(state.output)
     return {
         "title": {"text": f"注意力模型翻译「{''.join(state.source)}」"},
-        "height": max(440, 24 * len(state.source) + 220),
+        "height": max(480, 26 * len(state.source) + 300),
         "xaxis": {"tickvals": xs, "ticktext": state.source},
         "yaxis": {"tickvals": ys, "ticktext": state.output},
         "xaxis2": {"tickvals": xs, "ticktext": state.source},
@@ -137,7 +143,8 @@ def _layout(state: AttentionState) -> dict:
         ],
         "annotations": [
             {
-                "xref": "paper", "yref": "paper", "x": 0.84, "y": 1.0, "yanchor": "bottom", "showarrow": False,
+                "xref": "paper", "yref": "paper", "x": 0.86, "y": 1.0, "yanchor": "top", "showarrow": False,
+                "align": "left", "font": {"size": 12},
                 "text": f"第 {t} 步输出「{state.output[t - 1]}」<br>c_{t} ≈ {_context_terms(state)}",
             }
         ],
@@ -168,10 +175,10 @@ def attention_figure(state: AttentionState) -> go.Figure:
     )
     fig.update_layout(
         xaxis={"domain": [0.0, 0.54]},
-        xaxis2={"domain": [0.68, 1.0], "anchor": "y2", "tickmode": "array", "title": {"text": "源字 j"}},
-        yaxis2={"domain": [0.0, 0.78], "anchor": "x2", "range": [0, 1.05]},
+        xaxis2={"domain": [0.72, 1.0], "anchor": "y2", "tickmode": "array", "title": {"text": "源字 j"}},
+        yaxis2={"domain": [0.0, 0.6], "anchor": "x2", "range": [0, 1.05]},
         legend={"orientation": "h", "x": 0.0, "y": -0.06},
-        margin={"t": 110},
+        margin={"t": 120},
     )
     fig.update_layout(_layout(state))
     return fig
@@ -180,8 +187,8 @@ def attention_figure(state: AttentionState) -> go.Figure:
 def _context_terms(state: AttentionState) -> str:
     row = state.alpha[state.step - 1]
     top = sorted(range(len(row)), key=lambda j: -row[j])[:TOP]
-    terms = " + ".join(f"{row[j]:.2f}·h_{j + 1}「{state.source[j]}」" for j in top)
-    return terms + (" + …" if len(row) > TOP else "")
+    terms = "<br>   + ".join(f"{row[j]:.2f}·h_{j + 1}「{state.source[j]}」" for j in top)
+    return terms + ("<br>   + …" if len(row) > TOP else "")
 
 
 def length_figure(curves: dict[str, dict[int, float]], *, title: str) -> go.Figure:

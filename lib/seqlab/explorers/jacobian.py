@@ -12,9 +12,10 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any, ClassVar
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
@@ -197,68 +198,68 @@ def _traces(state: JacobianState) -> list[dict]:
     for kind, curve in state.curves.items():
         y, _ = _to_plot(curve.log10_norm.tolist())
         chosen = kind == state.matrix
-        traces.append(dict(
-            type="scatter", x=rs, y=y, mode="lines", name=KIND_LABELS[kind], legendgroup=kind,
-            line=dict(color=KIND_COLORS[kind], width=3.5 if chosen else 1.5, dash="solid" if chosen else "dot"),
-            opacity=1.0 if chosen else 0.55, xaxis="x", yaxis="y",
-            hovertemplate=f"{KIND_LABELS[kind]}<br>r = %{{x}}<br>‖∂hₜ/∂hₜ₋ᵣ‖ = %{{y:.3g}}<extra></extra>",
-        ))
+        traces.append({
+            "type": "scatter", "x": rs, "y": y, "mode": "lines", "name": KIND_LABELS[kind], "legendgroup": kind,
+            "line": {"color": KIND_COLORS[kind], "width": 3.5 if chosen else 1.5, "dash": "solid" if chosen else "dot"},
+            "opacity": 1.0 if chosen else 0.55, "xaxis": "x", "yaxis": "y",
+            "hovertemplate": f"{KIND_LABELS[kind]}<br>r = %{{x}}<br>‖∂hₜ/∂hₜ₋ᵣ‖ = %{{y:.3g}}<extra></extra>",
+        })
     gamma = rnn.PHI_DERIVATIVE_BOUND[state.phi]
     bound, _ = _to_plot([r * math.log10(gamma * sel.sigma_max_W) for r in rs])
     radius, _ = _to_plot([r * math.log10(sel.rho_W) for r in rs])
-    traces.append(dict(
-        type="scatter", x=rs, y=bound, mode="lines", name="上界 (γ·σ_max(W_h))^r", xaxis="x", yaxis="y",
-        line=dict(color="#888888", width=1.5, dash="dash"),
-        hovertemplate="上界<br>r = %{x}<br>%{y:.3g}<extra></extra>",
-    ))
-    traces.append(dict(
-        type="scatter", x=rs, y=radius, mode="lines", name="ρ(W_h)^r", xaxis="x", yaxis="y",
-        line=dict(color="#888888", width=1.5, dash="dot"),
-        hovertemplate="ρ^r<br>r = %{x}<br>%{y:.3g}<extra></extra>",
-    ))
+    traces.append({
+        "type": "scatter", "x": rs, "y": bound, "mode": "lines", "name": "上界 (γ·σ_max(W_h))^r", "xaxis": "x", "yaxis": "y",
+        "line": {"color": "#888888", "width": 1.5, "dash": "dash"},
+        "hovertemplate": "上界<br>r = %{x}<br>%{y:.3g}<extra></extra>",
+    })
+    traces.append({
+        "type": "scatter", "x": rs, "y": radius, "mode": "lines", "name": "ρ(W_h)^r", "xaxis": "x", "yaxis": "y",
+        "line": {"color": "#888888", "width": 1.5, "dash": "dot"},
+        "hovertemplate": "ρ^r<br>r = %{x}<br>%{y:.3g}<extra></extra>",
+    })
     here, _ = _to_plot([float(sel.log10_norm[state.r - 1])])
-    traces.append(dict(
-        type="scatter", x=[state.r], y=here, mode="markers", name=f"距离 r = {state.r}", xaxis="x", yaxis="y",
-        marker=dict(size=12, color=KIND_COLORS[state.matrix], line=dict(width=2, color="#333333")),
-        hovertemplate="r = %{x}<br>%{y:.3g}<extra></extra>", showlegend=False,
-    ))
+    traces.append({
+        "type": "scatter", "x": [state.r], "y": here, "mode": "markers", "name": f"距离 r = {state.r}", "xaxis": "x", "yaxis": "y",
+        "marker": {"size": 12, "color": KIND_COLORS[state.matrix], "line": {"width": 2, "color": "#333333"}},
+        "hovertemplate": "r = %{x}<br>%{y:.3g}<extra></extra>", "showlegend": False,
+    })
     for kind, values in state.singular.items():
         y, _ = _to_plot(values)
         chosen = kind == state.matrix
-        traces.append(dict(
-            type="scatter", x=list(range(1, len(y) + 1)), y=y, mode="lines+markers", legendgroup=kind,
-            name=KIND_LABELS[kind], showlegend=False, xaxis="x2", yaxis="y2", opacity=1.0 if chosen else 0.5,
-            line=dict(color=KIND_COLORS[kind], width=2.5 if chosen else 1, dash="solid" if chosen else "dot"),
-            marker=dict(size=6 if chosen else 3, color=KIND_COLORS[kind]),
-            hovertemplate=f"{KIND_LABELS[kind]}<br>第 %{{x}} 个奇异值 = %{{y:.3g}}<extra></extra>",
-        ))
+        traces.append({
+            "type": "scatter", "x": list(range(1, len(y) + 1)), "y": y, "mode": "lines+markers", "legendgroup": kind,
+            "name": KIND_LABELS[kind], "showlegend": False, "xaxis": "x2", "yaxis": "y2", "opacity": 1.0 if chosen else 0.5,
+            "line": {"color": KIND_COLORS[kind], "width": 2.5 if chosen else 1, "dash": "solid" if chosen else "dot"},
+            "marker": {"size": 6 if chosen else 3, "color": KIND_COLORS[kind]},
+            "hovertemplate": f"{KIND_LABELS[kind]}<br>第 %{{x}} 个奇异值 = %{{y:.3g}}<extra></extra>",
+        })
     return traces
 
 
 def _decorations(state: JacobianState) -> tuple[list[dict], list[dict]]:
     """参考线 “= 1” 与 float32 失效区域（形状与注释）。"""
     sel = state.selected
-    shapes = [dict(type="line", xref="x domain", yref="y", x0=0, x1=1, y0=1, y1=1,
-                   line=dict(color="#999999", width=1)),
-              dict(type="line", xref="x2 domain", yref="y2", x0=0, x1=1, y0=1, y1=1,
-                   line=dict(color="#999999", width=1))]
+    shapes = [{"type": "line", "xref": "x domain", "yref": "y", "x0": 0, "x1": 1, "y0": 1, "y1": 1,
+                   "line": {"color": "#999999", "width": 1}},
+              {"type": "line", "xref": "x2 domain", "yref": "y2", "x0": 0, "x1": 1, "y0": 1, "y1": 1,
+                   "line": {"color": "#999999", "width": 1}}]
     notes = []
     for r0, color, text in (
         (sel.f32_overflow_r, "rgba(181,72,93,0.18)", "float32 上溢区（inf）→"),
         (sel.f32_underflow_r, "rgba(59,110,165,0.15)", "float32 下溢区 →"),
     ):
         if r0 is not None:
-            shapes.append(dict(type="rect", xref="x", yref="y domain", x0=r0 - 0.5, x1=R_MAX + 0.5, y0=0, y1=1,
-                               fillcolor=color, line=dict(width=0), layer="below"))
-            notes.append(dict(xref="x", yref="y domain", x=r0, y=0.98, xanchor="left", yanchor="top",
-                              text=text, showarrow=False, font=dict(size=12, color="#b5485d")))
+            shapes.append({"type": "rect", "xref": "x", "yref": "y domain", "x0": r0 - 0.5, "x1": R_MAX + 0.5, "y0": 0, "y1": 1,
+                               "fillcolor": color, "line": {"width": 0}, "layer": "below"})
+            notes.append({"xref": "x", "yref": "y domain", "x": r0, "y": 0.98, "xanchor": "left", "yanchor": "top",
+                              "text": text, "showarrow": False, "font": {"size": 12, "color": "#b5485d"}})
     return shapes, notes
 
 
 def _subplot_titles(state: JacobianState) -> list[dict]:
     titles = ("‖∂hₜ/∂hₜ₋ᵣ‖₂ 随距离 r 的变化", f"r = {state.r} 时乘积的全部奇异值")
-    return [dict(text=t, xref="paper", yref="paper", x=x, y=1.0, xanchor="center", yanchor="bottom",
-                 showarrow=False, font=dict(size=14)) for t, x in zip(titles, (0.29, 0.82))]
+    return [{"text": t, "xref": "paper", "yref": "paper", "x": x, "y": 1.0, "xanchor": "center", "yanchor": "bottom",
+                 "showarrow": False, "font": {"size": 14}} for t, x in zip(titles, (0.29, 0.82))]
 
 
 def _title(state: JacobianState) -> str:
@@ -270,15 +271,15 @@ def _title(state: JacobianState) -> str:
 
 def _layout(state: JacobianState, title: str | None = None) -> dict:
     shapes, notes = _decorations(state)
-    return dict(
-        title=dict(text=title or _title(state), x=0.01, xanchor="left"),
-        annotations=_subplot_titles(state) + notes,
-        shapes=shapes,
-        xaxis=dict(title="距离 r（步）", range=[0, R_MAX + 1], domain=[0.0, 0.58]),
-        yaxis=dict(title="范数（对数坐标）", type="log", exponentformat="power"),
-        xaxis2=dict(title="奇异值序号 k（从大到小）", domain=[0.68, 1.0], range=[0, state.d + 1]),
-        yaxis2=dict(title="σₖ（对数坐标）", type="log", anchor="x2", exponentformat="power"),
-    )
+    return {
+        "title": {"text": title or _title(state), "x": 0.01, "xanchor": "left"},
+        "annotations": _subplot_titles(state) + notes,
+        "shapes": shapes,
+        "xaxis": {"title": "距离 r（步）", "range": [0, R_MAX + 1], "domain": [0.0, 0.58]},
+        "yaxis": {"title": "范数（对数坐标）", "type": "log", "exponentformat": "power"},
+        "xaxis2": {"title": "奇异值序号 k（从大到小）", "domain": [0.68, 1.0], "range": [0, state.d + 1]},
+        "yaxis2": {"title": "σₖ（对数坐标）", "type": "log", "anchor": "x2", "exponentformat": "power"},
+    }
 
 
 def jacobian_figure(state: JacobianState, title: str | None = None) -> go.Figure:
@@ -286,8 +287,8 @@ def jacobian_figure(state: JacobianState, title: str | None = None) -> go.Figure
     fig.add_traces(_traces(state))
     fig.update_layout(
         _layout(state, title), height=460,
-        legend=dict(orientation="h", x=0.0, y=-0.2, xanchor="left", yanchor="top"),
-        margin=dict(t=80, b=110),
+        legend={"orientation": "h", "x": 0.0, "y": -0.2, "xanchor": "left", "yanchor": "top"},
+        margin={"t": 80, "b": 110},
     )
     return fig
 
@@ -328,7 +329,7 @@ def jacobian_caption(state: JacobianState) -> str:
 class JacobianExplorer(Explorer):
     name = "jacobian_product"
     title = "雅可比矩阵连乘：梯度为什么消失或爆炸"
-    examples = [
+    examples: ClassVar[list[dict[str, Any]]] = [
         {"matrix": "orthogonal", "rho": 0.9, "phi": "linear", "r": 30},
         {"matrix": "orthogonal", "rho": 1.1, "phi": "linear", "r": 60},
         {"matrix": "nonnormal", "rho": 0.9, "beta": 4.0, "phi": "linear", "r": 10},
@@ -389,20 +390,20 @@ class JacobianExplorer(Explorer):
 
 # 静态版的“导览”：每一步换一组设置，标题说出这一步该看什么。三类矩阵总是同时画出。
 TOUR = [
-    ("① 衰减", dict(matrix="orthogonal", rho=0.9, phi="linear"),
+    ("① 衰减", {"matrix": "orthogonal", "rho": 0.9, "phi": "linear"},
      "① 线性、正交、ρ = 0.9：范数恰好是 0.9^r，r = 30 时只剩约 4%"),
-    ("② 临界", dict(matrix="orthogonal", rho=1.0, phi="linear"),
+    ("② 临界", {"matrix": "orthogonal", "rho": 1.0, "phi": "linear"},
      "② 线性、正交、ρ = 1：范数恒为 1，既不消失也不爆炸"),
-    ("③ 增长", dict(matrix="orthogonal", rho=1.1, phi="linear"),
+    ("③ 增长", {"matrix": "orthogonal", "rho": 1.1, "phi": "linear"},
      "③ 线性、正交、ρ = 1.1：范数按 1.1^r 增长（Pascanu 等的“爆炸”一侧）"),
-    ("④ 同 ρ 非正规", dict(matrix="nonnormal", rho=0.9, phi="linear", r=10),
+    ("④ 同 ρ 非正规", {"matrix": "nonnormal", "rho": 0.9, "phi": "linear", "r": 10},
      "④ 同样 ρ = 0.9 的非正规矩阵：先增长到十几倍，再衰减——不只是一个标量"),
-    ("⑤ 同 ρ 高斯", dict(matrix="gaussian", rho=0.9, phi="linear"),
+    ("⑤ 同 ρ 高斯", {"matrix": "gaussian", "rho": 0.9, "phi": "linear"},
      "⑤ 同样 ρ = 0.9 的高斯随机矩阵：σ_max ≈ 2ρ，衰减前有一段“平台”"),
-    ("⑥ tanh 不饱和", dict(matrix="orthogonal", rho=1.1, phi="tanh", input_scale=0.1),
+    ("⑥ tanh 不饱和", {"matrix": "orthogonal", "rho": 1.1, "phi": "tanh", "input_scale": 0.1},
      "⑥ tanh、ρ = 1.1、输入很小：φ' 不大于 1，范数被压到 1.1^r 以下"),
-    ("⑦ tanh 饱和", dict(matrix="orthogonal", rho=1.1, phi="tanh", input_scale=2.0),
+    ("⑦ tanh 饱和", {"matrix": "orthogonal", "rho": 1.1, "phi": "tanh", "input_scale": 2.0},
      "⑦ 同样的矩阵，输入变大使 tanh 饱和：φ' 很小，增长变成了衰减"),
-    ("⑧ 溢出", dict(matrix="orthogonal", rho=3.0, phi="linear", r=100),
+    ("⑧ 溢出", {"matrix": "orthogonal", "rho": 3.0, "phi": "linear", "r": 100},
      "⑧ 线性、ρ = 3：float32 在 r = {over} 起装不下这个乘积（红色区域），曲线照样画出真实数量级"),
 ]

@@ -89,7 +89,7 @@ class NextTokenExplorer(Explorer):
             column_widths=[0.64, 0.36],
             specs=[[{"secondary_y": True}, {}]],
             subplot_titles=("每个位置的 p(xₜ | 前文)", "下一个字的候选"),
-            horizontal_spacing=0.12,
+            horizontal_spacing=0.17,
         )
         labels = _labels(state.text)
         fig.add_trace(

@@ -1,0 +1,128 @@
+"""第 1.6 节练习的自动检查。"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from seqlab import transformer as tf
+from seqlab.exercises import call, checker, expect, expect_close, fail
+
+
+@checker(
+    "1.6.1",
+    "一个块有多少参数",
+    objective="数清一个 Transformer 块里每个矩阵、偏置和归一化参数的个数",
+    difficulty=1,
+    minutes=10,
+)
+def check_block_params(block_params):
+    """学生函数 ``block_params(d_model, d_ff) -> int``，与实际的模块逐一比对。"""
+    for d, h, d_ff in [(8, 2, 32), (64, 4, 256), (512, 8, 2048)]:
+        got = call(block_params, d, d_ff)
+        want = sum(p.numel() for p in tf.TransformerBlock(d, h, d_ff).parameters())
+        theirs = sum(p.numel() for p in nn.TransformerEncoderLayer(d, h, d_ff, batch_first=True).parameters())
+        assert want == theirs  # 本书的块与 PyTorch 的层参数一样多
+        attn, ffn, norms = 4 * (d * d + d), 2 * d * d_ff + d_ff + d, 4 * d
+        try:
+            got_i = int(got)
+        except (TypeError, ValueError):
+            fail(f"应返回一个整数，你返回的是 {got!r}。")
+        if got_i == want - norms:
+            fail(f"d = {d} 时少了 {norms} 个：两个 LayerNorm 各有 d 个 γ 和 d 个 β。")
+        if got_i == want - 4 * d:
+            fail(f"d = {d} 时少了 4d = {4 * d} 个：W_Q、W_K、W_V、W_O 各带一个 d 维偏置。")
+        if got_i == want - d_ff - d:
+            fail(f"d = {d} 时少了 d_ff + d = {d_ff + d} 个：FFN 的两层线性变换各有偏置。")
+        if got_i == want - attn // 4:
+            fail("差了一整个 d × d 的投影：注意力里有四个矩阵 W_Q、W_K、W_V 和输出的 W_O。")
+        expect(
+            got_i == want,
+            f"d_model = {d}、d_ff = {d_ff} 时应为 {want:,}，你的是 {got_i:,}。分项：注意力 {attn:,}，"
+            f"FFN {ffn:,}，归一化 {norms:,}——你和哪一项对不上？",
+        )
+    return "与 TransformerBlock 和 torch.nn.TransformerEncoderLayer 的参数个数都一致；d = 512、d_ff = 2048 时约 315 万。"
+
+
+@checker(
+    "1.6.2",
+    "pre-norm 与 post-norm",
+    objective="用同一组部件分别按 post-norm 和 pre-norm 的顺序组装一个块，并与库里的实现比对",
+    difficulty=2,
+    minutes=15,
+)
+def check_block_forward(block_forward):
+    """学生函数 ``block_forward(block, X, norm_first) -> (B, S, d)``。"""
+    torch.manual_seed(16)
+    block = tf.TransformerBlock(16, 2, 32).eval()
+    with torch.no_grad():  # 让 LayerNorm 的 γ、β 不是 1 和 0，否则有些错误看不出来
+        for norm in (block.norm1, block.norm2):
+            norm.gamma.uniform_(0.5, 1.5)
+            norm.beta.uniform_(-0.5, 0.5)
+    X = torch.randn(2, 5, 16) * 3
+    want = {}
+    with torch.no_grad():
+        for norm_first in (False, True):
+            block.norm_first = norm_first
+            want[norm_first] = block(X)[0]
+    names = {False: "post-norm（norm_first=False）", True: "pre-norm（norm_first=True）"}
+    for norm_first in (False, True):
+        with torch.no_grad():
+            got = call(block_forward, block, X, norm_first)
+        if isinstance(got, tuple):
+            fail("请只返回块的输出张量；block.attn(...) 返回 (输出, 权重)，要先取出第 0 项。")
+        expect(isinstance(got, torch.Tensor), f"应返回 torch.Tensor，你返回的是 {type(got).__name__}。")
+        expect(got.shape == X.shape, f"输出形状应与输入相同 {tuple(X.shape)}，你的是 {tuple(got.shape)}。")
+        if torch.allclose(got, want[not norm_first], atol=1e-5):
+            fail(f"{names[norm_first]} 的结果等于另一种放法：两种顺序弄反了。")
+        if norm_first and got.std(dim=-1).sub(1).abs().max() < 0.2:
+            fail("pre-norm 的输出不应再被归一化：残差流 X 自己从不经过 LayerNorm，只有送进子层的副本才归一化。")
+        expect(
+            torch.allclose(got, want[norm_first], atol=1e-5),
+            f"{names[norm_first]} 与库里的实现不一致（最大差 {(got - want[norm_first]).abs().max():.3g}）。"
+            "post-norm：X = LN₁(X + Attn(X))，X = LN₂(X + FFN(X))；"
+            "pre-norm：X = X + Attn(LN₁(X))，X = X + FFN(LN₂(X))。",
+        )
+    return "两种放法都与 TransformerBlock 一致。注意 pre-norm 里有一条从输入直达输出、不经过任何归一化的残差通路。"
+
+
+def _measured_step_flops(T: int, d: int, d_ff: int, n_layers: int, vocab: int) -> int:
+    torch.manual_seed(0)
+    model = tf.TinyDecoder(vocab, d, 2, d_ff, n_layers).eval()
+    ids = torch.randint(vocab, (1, T + 1))
+    cache = tf.KVCache()
+    with torch.no_grad():
+        model(ids[:, :T], cache)
+        return tf.count_flops(lambda: model(ids[:, T:], cache))
+
+
+@checker(
+    "1.6.3",
+    "有 KV cache 时一步解码的运算量",
+    objective="写出带 KV cache 生成一个 token 的浮点运算数，看清哪一项随上下文长度增长",
+    difficulty=3,
+    minutes=20,
+)
+def check_decode_step_flops(decode_step_flops):
+    """学生函数 ``decode_step_flops(T, d_model, d_ff, n_layers, vocab) -> int``，与 FlopCounterMode 的实测比对。"""
+    cases = [(10, 16, 64, 1, 20), (37, 32, 48, 2, 50), (100, 64, 256, 3, 30)]
+    for T, d, d_ff, n_layers, vocab in cases:
+        got = call(decode_step_flops, T, d, d_ff, n_layers, vocab)
+        want = _measured_step_flops(T, d, d_ff, n_layers, vocab)
+        try:
+            got_f = float(got)
+        except (TypeError, ValueError):
+            fail(f"应返回一个数，你返回的是 {got!r}。")
+        diff = want - got_f
+        if diff == 2 * d * vocab:
+            fail(f"T = {T} 时少了 2·d·V = {2 * d * vocab:,}：最后还要把向量乘上输出矩阵，得到词表上的 logits。")
+        if diff == 4 * d * n_layers:
+            fail("少了每层 4d：新 token 在缓存里的 T 个 Key 之外，还要读它自己，所以是 T + 1 个。")
+        if diff == -2 * d * vocab * 0 + n_layers * 4 * d * T and T > 0:
+            fail("注意力那两项（分数 q·Kᵀ 与加权求和 α·V）都随上下文长度 T 增长，你好像漏掉了它们。")
+        expect_close(
+            got_f, want,
+            f"T = {T}、d = {d}、d_ff = {d_ff}、{n_layers} 层、V = {vocab} 时的运算量（FlopCounterMode 实测）",
+        )
+    return ("与 FlopCounterMode 的实测一致。只有注意力那两项随 T 线性增长；投影、FFN 和输出层与 T 无关——"
+            "不用缓存时，这些与 T 无关的工作要对全部 T + 1 个位置再做一遍。")

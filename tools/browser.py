@@ -1,0 +1,44 @@
+"""无头 Chromium 的公共部分：在 127.0.0.1 上提供网站、启动 Debian 的 Chromium（不下载任何浏览器）。
+
+浏览器测试（tests/test_browser.py）与 PDF 导出（tools/pdf.py）共用。
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import os
+import threading
+from pathlib import Path
+
+CHROMIUM = os.environ.get("SEQLAB_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--no-first-run"]
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@contextlib.contextmanager
+def serve(directory: Path):
+    """在 127.0.0.1 的一个空闲端口上提供 ``directory``，产出根地址。"""
+    handler = functools.partial(_QuietHandler, directory=str(directory))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def has_chromium() -> bool:
+    return Path(CHROMIUM).exists()
+
+
+def launch(playwright):
+    return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)

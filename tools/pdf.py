@@ -1,0 +1,87 @@
+"""make pdf：把构建好的网站按阅读顺序打印成一份 PDF（课堂讲义用）。
+
+用测试所用的同一个无头 Chromium 逐页“打印为 PDF”，再用 pypdf 合并。阅读顺序沿着每页底部的
+“下一页”链接，从首页走到最后一页。交互图以默认状态打印，图下加一行说明，指向网站上的交互版本。
+
+用法：``python tools/pdf.py [输出文件]``（默认 ``_build/pdf/seqlab-ch01.pdf``）。
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+from urllib.parse import urljoin
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+
+from browser import has_chromium, launch, serve  # noqa: E402
+
+HTML = ROOT / "_build" / "html"
+NOTE = "（交互图：此处为默认状态。拖动滑块、切换选项请打开网站上的同一页面。）"
+PRINT_PREP = """note => {
+  for (const gd of document.querySelectorAll('.plotly-graph-div')) {
+    const p = document.createElement('p');
+    p.className = 'seqlab-print-note';
+    p.textContent = note;
+    gd.after(p);
+  }
+  for (const d of document.querySelectorAll('details')) d.open = true;
+}"""
+
+
+def root_page() -> str:
+    """_toc.yml 里的 ``root``：全书的第一页。"""
+    import yaml
+
+    return yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))["root"] + ".html"
+
+
+def reading_order(page, base: str) -> list[str]:
+    urls, url = [], urljoin(base, root_page())
+    while url and url not in urls and len(urls) < 100:
+        page.goto(url, wait_until="load")
+        urls.append(page.url)
+        nxt = page.query_selector("a.right-next")
+        url = urljoin(page.url, nxt.get_attribute("href")) if nxt else None
+    return urls
+
+
+def render(out: Path) -> Path:
+    from playwright.sync_api import sync_playwright
+    from pypdf import PdfWriter
+
+    if not (HTML / "index.html").exists():
+        raise SystemExit("还没有构建网站：请先运行 make book")
+    if not has_chromium():
+        raise SystemExit("没有找到 Chromium：apt-get install -y chromium fonts-noto-cjk")
+    writer = PdfWriter()
+    with serve(HTML) as base, sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1100, "height": 1400})
+        for url in reading_order(page, base + "/"):
+            page.goto(url, wait_until="load")
+            if page.evaluate("document.querySelectorAll('.math').length"):
+                page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=15000)
+                page.evaluate("MathJax.startup.promise")
+            page.wait_for_timeout(500)
+            page.evaluate(PRINT_PREP, NOTE)
+            pdf = page.pdf(format="A4", print_background=True, margin=dict(top="15mm", bottom="15mm", left="12mm", right="12mm"))
+            writer.append(io.BytesIO(pdf))
+        browser.close()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("wb") as f:
+        writer.write(f)
+    return out
+
+
+def main(argv: list[str]) -> int:
+    out = Path(argv[0]) if argv else ROOT / "_build" / "pdf" / "seqlab-ch01.pdf"
+    render(out)
+    print(f"PDF 已生成：{out}（{out.stat().st_size / 2**20:.1f} MiB）")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
