@@ -58,8 +58,10 @@ def test_pair_count_and_score_memory():
     # 长度翻倍，内存变 4 倍
     assert attention.score_bytes(2048, heads=8) == 4 * attention.score_bytes(1024, heads=8)
     S = attention.max_length_within(2**29, batch=8, heads=12, layers=12, dtype="float32")
-    assert attention.score_bytes(S, batch=8, heads=12, layers=12) <= 2**29 < attention.score_bytes(
-        S + 1, batch=8, heads=12, layers=12
+    assert (
+        attention.score_bytes(S, batch=8, heads=12, layers=12)
+        <= 2**29
+        < attention.score_bytes(S + 1, batch=8, heads=12, layers=12)
     )
 
 

@@ -168,3 +168,26 @@ def test_exercise_checks_teach_on_typical_mistakes():
     assert not wrong_why and "why" in wrong_why.message
     transposed = sec04.check_additive_scores(lambda s, H, W_s, W_h, v_a: torch.tanh(s @ W_s.T[:, :1] + H @ W_h.T) @ v_a)
     assert not transposed
+
+
+# ---------------------------------------------------------------- 探索器的专门检查（通用检查在 test_explorers.py）
+def test_explorer_parses_and_rejects_input_in_chinese():
+    from seqlab.errors import InputError
+    from seqlab.explorers import attention_weights as aw
+
+    assert aw.parse_source(" 大猫 追小黑狗, 老马看白鸟 ") == list("大猫追小黑狗，老马看白鸟")
+    for bad, words in [("", "空"), ("猫追狗😀", "不认识"), ("猫追狗，" * 7 + "猫追狗", "最大长度")]:
+        with pytest.raises(InputError, match=words):
+            aw.parse_source(bad)
+
+
+def test_explorer_state_matches_the_model_and_clamps_the_step():
+    from seqlab.explorers import attention_weights as aw
+
+    state = aw.attention_state("大猫追小黑狗", step=99)
+    assert state.step == 6 and state.clamped
+    assert state.reference == task.translate(list("大猫追小黑狗")) and state.gold == [1, 0, 5, 3, 4, 2]
+    assert all(abs(sum(row) - 1) < 1e-3 for row in state.alpha)
+    assert aw.attention_state("猫猫猫").reference is None  # 不合语法：没有标准译文
+    fig = aw.AttentionWeightsExplorer().static_figure()
+    assert len(fig.layout.sliders[0].steps) == sum(len(aw.parse_source(t)) for t in task.EXAMPLES)

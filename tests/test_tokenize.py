@@ -1,5 +1,7 @@
 """第 1.2 节：三种分词器（字、jieba 词、字节级 BPE）的编码→解码往返与词表性质。"""
 
+import itertools
+
 import pytest
 
 from seqlab import corpus
@@ -93,7 +95,7 @@ def test_small_bpe_splits_chinese_characters_into_non_character_pieces():
 def test_sequence_length_falls_as_the_bpe_vocabulary_grows():
     sentences = corpus.book_corpus()[:200]
     lengths = [corpus_lengths(book_bpe(v), sentences) for v in BPE_SIZES]
-    assert all(a > b for a, b in zip(lengths, lengths[1:]))
+    assert all(a > b for a, b in itertools.pairwise(lengths))
     chars = corpus_lengths(book_char_tokenizer(), sentences)
     assert lengths[0] == pytest.approx(3 * chars, rel=0.05)  # 几乎全是 3 字节的汉字与标点
 
@@ -111,7 +113,7 @@ def test_byte_alphabet_is_a_bijection_onto_all_256_bytes():
 
 
 def test_show_bytes_marks_incomplete_characters():
-    raw = "书已".encode("utf-8")
+    raw = "书已".encode()
     assert show_bytes(raw) == "书已"
     assert show_bytes(raw[:4]) == "书‹e5›"
     assert show_bytes(b"\xff") == "‹ff›"

@@ -20,12 +20,20 @@ from browser import has_chromium, launch, serve  # noqa: E402
 
 HTML = ROOT / "_build" / "html"
 NOTE = "（交互图：此处为默认状态。拖动滑块、切换选项请打开网站上的同一页面。）"
+# 主题的打印样式会藏起代码和输出（连同图）；讲义要保留它们，所以按屏幕样式打印，只去掉导航。
+SCREEN_FOR_PRINT = """
+.bd-header, .bd-sidebar-primary, .bd-sidebar-secondary, .header-article, .prev-next-area, footer,
+.bd-footer, .bd-footer-article, .bd-footer-content, .skip-link, #pst-back-to-top { display: none !important; }
+.bd-main .bd-content .bd-article-container { max-width: 100% !important; }
+.bd-page-width { max-width: 100% !important; }
+.cell_output, .cell_input, figure, .plotly-graph-div, pre { break-inside: avoid; }
+"""
 PRINT_PREP = """note => {
   for (const gd of document.querySelectorAll('.plotly-graph-div')) {
     const p = document.createElement('p');
-    p.className = 'seqlab-print-note';
+    p.className = "seqlab-print-note";
     p.textContent = note;
-    gd.after(p);
+    gd.parentElement.after(p);
   }
   for (const d of document.querySelectorAll('details')) d.open = true;
 }"""
@@ -59,9 +67,12 @@ def render(out: Path) -> Path:
     writer = PdfWriter()
     with serve(HTML) as base, sync_playwright() as p:
         browser = launch(p)
-        page = browser.new_page(viewport={"width": 1100, "height": 1400})
+        # 视口宽度等于 A4 纸去掉左右边距后的宽度（186 mm ≈ 703 px），图按纸宽排版，不会被裁掉。
+        page = browser.new_page(viewport={"width": 703, "height": 1000})
+        page.emulate_media(media="screen")
         for url in reading_order(page, base + "/"):
             page.goto(url, wait_until="load")
+            page.add_style_tag(content=SCREEN_FOR_PRINT)
             if page.evaluate("document.querySelectorAll('.math').length"):
                 page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=15000)
                 page.evaluate("MathJax.startup.promise")

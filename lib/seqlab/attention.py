@@ -26,6 +26,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from seqlab.corpus import winograd
 from seqlab.errors import DEFAULT_BUDGET_BYTES, InputError, guard_memory
 from seqlab.train import fit, load_checkpoint, recipe, save_checkpoint
 
@@ -299,9 +300,13 @@ def rnn_reach(S: int, d: int = 8, seed: int = 0) -> torch.Tensor:
         torch.manual_seed(seed)
         rnn = nn.RNN(d, d, batch_first=True)
         X = torch.randn(S, d)
+
+    def sweeps_from(x1: torch.Tensor, k: int) -> torch.Tensor:
+        return rnn_parallel_sweeps(rnn, torch.cat([x1[None], X[1:]]), k)
+
     rows = []
     for k in range(S):
-        J = torch.autograd.functional.jacobian(lambda x1: rnn_parallel_sweeps(rnn, torch.cat([x1[None], X[1:]]), k), X[0])
+        J = torch.autograd.functional.jacobian(lambda x1, k=k: sweeps_from(x1, k), X[0])  # (S, d, d)
         rows.append(J.flatten(1).norm(dim=1))  # (S,)：每个位置对 x_1 的导数范数
     return torch.stack(rows).detach()
 
@@ -391,7 +396,9 @@ class WinogradBatch:
     answer: torch.Tensor  # (B,)：0 表示 A，1 表示 B
 
 
-def encode_examples(examples, vocab: Sequence[str], max_len: int = 24) -> WinogradBatch:
+def encode_examples(
+    examples: Sequence[winograd.Example], vocab: Sequence[str], max_len: int = 24
+) -> WinogradBatch:
     """把 ``corpus.winograd.Example`` 列表编成张量；词表外的字记为 1（未知）。"""
     index = {ch: i for i, ch in enumerate(vocab)}
     S = max(len(e.text) for e in examples)
@@ -410,8 +417,6 @@ def encode_examples(examples, vocab: Sequence[str], max_len: int = 24) -> Winogr
 
 def _winograd_batches(vocab, seed: int, batch_size: int, unk_rate: float) -> Iterator[tuple]:
     """无穷的训练批次（只用训练名词）。名词里的字以 ``unk_rate`` 的概率换成“未知”，逼模型看结构而不是背名词。"""
-    from seqlab.corpus import winograd
-
     g = torch.Generator().manual_seed(seed)
     for step in range(10**9):
         batch = encode_examples(winograd.sample(batch_size, split="train", seed=seed * 100_003 + step), vocab)
@@ -430,7 +435,9 @@ def winograd_loss(model: PronounResolver, ids, pronoun, spans, answer) -> torch.
     return -torch.log(correct + 1e-6).mean()
 
 
-def resolver_accuracy(model: PronounResolver, examples, vocab: Sequence[str]) -> float:
+def resolver_accuracy(
+    model: PronounResolver, examples: Sequence[winograd.Example], vocab: Sequence[str]
+) -> float:
     """在 ``examples`` 上的准确率：「它」一行里正确名词分到的权重多于另一个名词即算对。"""
     batch = encode_examples(examples, vocab)
     with torch.no_grad():
@@ -446,8 +453,6 @@ def train_pronoun_resolver(
     seed: int = 0, steps: int = 1200, batch_size: int = 64, progress: bool = True
 ) -> tuple[PronounResolver, dict]:
     """从固定种子训练「它」模型（2 核 CPU 上十来秒），返回 ``(模型, meta)``。"""
-    from seqlab.corpus import winograd
-
     vocab = winograd.vocabulary()
     torch.manual_seed(seed)
     model = PronounResolver(len(vocab), **WINOGRAD_CONFIG)
@@ -488,8 +493,6 @@ def load_pronoun_resolver() -> tuple[PronounResolver, list[str], dict]:
 @recipe(WINOGRAD_CHECKPOINT)
 def winograd_attention() -> Path:
     """重新训练「它」模型并保存检查点：``python -m seqlab.train winograd_attention``。"""
-    from seqlab.corpus import winograd
-
     model, meta = train_pronoun_resolver(progress=False)
     config = dict(WINOGRAD_CONFIG, vocab=winograd.vocabulary())
     load_pronoun_resolver.cache_clear()

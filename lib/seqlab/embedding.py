@@ -409,7 +409,23 @@ def fill_mask(model: MaskedWordModel, vocab: Vocab, tokens: Sequence[str], t: in
 
 
 __all__ = [
-    "Embedding", "one_hot", "lookup", "lookup_by_matmul", "onehot_bytes", "measure_lookup", "LookupTiming",
-    "rows_with_grad", "WindowContext", "MaskedWordModel", "load_embedding_model", "cosine", "nearest_words",
-    "id_neighbours", "context_vectors", "word_states", "fill_mask", "masked_accuracy", "UNK",
+    "UNK",
+    "Embedding",
+    "LookupTiming",
+    "MaskedWordModel",
+    "WindowContext",
+    "context_vectors",
+    "cosine",
+    "fill_mask",
+    "id_neighbours",
+    "load_embedding_model",
+    "lookup",
+    "lookup_by_matmul",
+    "masked_accuracy",
+    "measure_lookup",
+    "nearest_words",
+    "one_hot",
+    "onehot_bytes",
+    "rows_with_grad",
+    "word_states",
 ]

@@ -286,16 +286,19 @@ def input_gradient_norms(model: nn.Module, X: torch.Tensor, u: torch.Tensor) -> 
     return norms.flip(0)
 
 
-def bias_gates_to_remember(model: nn.LSTM | nn.GRU, value: float) -> None:
-    """把“保留旧状态”的那道门的偏置设成 ``value``（原地修改，只改第一层）。
+def bias_gates_to_remember(model: nn.LSTM | nn.GRU | nn.LSTMCell | nn.GRUCell, value: float) -> None:
+    """把“保留旧状态”的那道门的偏置设成 ``value``（原地修改；多层网络只改第一层）。
 
     LSTM：遗忘门 ``f``（PyTorch 的门顺序是 i, f, g, o）；``f = σ(…+value)``，越接近 1 越记得住。
     GRU：更新门 ``z``（顺序 r, z, n）；PyTorch 的 GRU 写作 ``h_t = (1 - z) ⊙ n + z ⊙ h_{t-1}``，
     所以 ``z`` 越接近 1 越记得住。两个偏置向量都设：``b_ih`` 取 ``value``，``b_hh`` 取 0。
     """
+    if not isinstance(model, (nn.LSTM, nn.GRU, nn.LSTMCell, nn.GRUCell)):
+        raise InputError("只有 LSTM 与 GRU（及其单步版本）有“保留旧状态”的门。")
     d = model.hidden_size
+    suffix = "_l0" if hasattr(model, "bias_ih_l0") else ""
     with torch.no_grad():
-        for name, fill in (("bias_ih_l0", value), ("bias_hh_l0", 0.0)):
+        for name, fill in ((f"bias_ih{suffix}", value), (f"bias_hh{suffix}", 0.0)):
             getattr(model, name)[d:2 * d] = fill
 
 

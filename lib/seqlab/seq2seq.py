@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import random
 import time
+from contextlib import contextmanager
 
 import torch
 import torch.nn.functional as F
@@ -29,6 +30,17 @@ from torch import nn
 
 from seqlab.corpus import translation as task
 from seqlab.train import fit, load_checkpoint, recipe, save_checkpoint
+
+
+@contextmanager
+def single_thread():
+    """临时只用一个 CPU 线程。这里的矩阵都很小，多线程只会互相等待——机器忙时能慢几十倍。"""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 class Encoder(nn.Module):
@@ -142,6 +154,10 @@ class FixedContextSeq2Seq(nn.Module):
 
         返回 ``(ids (B, T), alphas (B, T, S) 或 None)``。
         """
+        with single_thread():
+            return self._greedy(src, T)
+
+    def _greedy(self, src: torch.Tensor, T: int) -> tuple[torch.Tensor, torch.Tensor | None]:
         H = self.encoder(src)
         s, c = self.start(H)
         y = torch.full((src.shape[0],), task.BOS_ID, dtype=torch.long)
@@ -233,16 +249,14 @@ SPECS = {
     "seq2seq_fixed_h32": {"kind": "fixed", "d_h": 32},
     "seq2seq_fixed_h128": {"kind": "fixed", "d_h": 128},
 }
-TRAIN = {"seed": 1409, "steps": 1000, "threads": 1, "batch_size": 64, "lr": 3e-3, "lr_end": 3e-4, "d_emb": 32, "d_a": 64}
+TRAIN = {"seed": 1409, "steps": 1000, "batch_size": 64, "lr": 3e-3, "lr_end": 3e-4, "d_emb": 32, "d_a": 64}
 
 
 def train_model(name: str, *, steps: int | None = None, progress: bool = True) -> tuple[FixedContextSeq2Seq, dict]:
     """按 ``SPECS[name]`` 从固定种子训练一个模型，返回 ``(模型, meta)``。"""
     spec = SPECS[name]
     steps = TRAIN["steps"] if steps is None else steps
-    threads = torch.get_num_threads()
-    torch.set_num_threads(TRAIN["threads"])  # 这么小的矩阵，单线程反而更快，也不和别的进程抢核
-    try:
+    with single_thread():  # 这么小的矩阵，单线程反而更快，也不和别的进程抢核
         torch.manual_seed(TRAIN["seed"])
         random.seed(TRAIN["seed"])
         model = MODELS[spec["kind"]](
@@ -259,8 +273,6 @@ def train_model(name: str, *, steps: int | None = None, progress: bool = True) -
             desc=name,
         )
         acc = accuracy_by_length(model, task.eval_set(per_length=50))
-    finally:
-        torch.set_num_threads(threads)
     meta = {
         "seed": TRAIN["seed"],
         "steps": steps,
@@ -268,7 +280,7 @@ def train_model(name: str, *, steps: int | None = None, progress: bool = True) -
         "lr": TRAIN["lr"],
         "lr_end": TRAIN["lr_end"],
         "seconds": round(log.seconds, 1),
-        "torch_threads": TRAIN["threads"],
+        "torch_threads": 1,
         "final_loss": round(sum(log.losses[-20:]) / 20, 4),
         "parameters": n_parameters(model),
         "accuracy": round(mean_accuracy(acc), 4),

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
 
 PAD = "<pad>"
 UNK = "<unk>"
@@ -263,21 +263,21 @@ class ByteBPETokenizer:
 
 
 # ---------------------------------------------------------------- 本书语料上的分词器
-@lru_cache(maxsize=None)
+@cache
 def book_char_tokenizer() -> CharTokenizer:
     from seqlab.corpus import book_corpus
 
     return CharTokenizer(book_corpus())
 
 
-@lru_cache(maxsize=None)
+@cache
 def book_word_tokenizer() -> WordTokenizer:
     from seqlab.corpus import book_corpus
 
     return WordTokenizer(book_corpus())
 
 
-@lru_cache(maxsize=None)
+@cache
 def book_bpe(vocab_size: int) -> ByteBPETokenizer:
     """在本书语料上训练的字节级 BPE（按词表大小缓存；每个不到 0.1 秒）。"""
     from seqlab.corpus import book_corpus

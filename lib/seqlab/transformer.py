@@ -16,17 +16,17 @@ from __future__ import annotations
 import contextlib
 import math
 import random
-import statistics
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import torch
 from torch import nn
-from torch.utils.flop_counter import FlopCounterMode
+from torch.overrides import TorchFunctionMode
 
 from seqlab.attention import causal_mask, scaled_dot_product_attention
 from seqlab.errors import InputError, guard_memory
+from seqlab.rnn import ElmanRNN, graph_depth, median_seconds
 from seqlab.train import fit, load_checkpoint, recipe, save_checkpoint
 
 
@@ -238,10 +238,10 @@ class TinyDecoder(nn.Module):
         *, norm_first: bool = True,
     ):
         super().__init__()
-        self.config = dict(
-            vocab_size=vocab_size, d_model=d_model, n_heads=n_heads, d_ff=d_ff, n_layers=n_layers,
-            norm_first=norm_first,
-        )
+        self.config = {
+            "vocab_size": vocab_size, "d_model": d_model, "n_heads": n_heads, "d_ff": d_ff, "n_layers": n_layers,
+            "norm_first": norm_first,
+        }
         self.d_model = d_model
         self.embed = nn.Embedding(vocab_size, d_model)
         self.blocks = nn.ModuleList(
@@ -252,7 +252,7 @@ class TinyDecoder(nn.Module):
         self.W_out = nn.Linear(d_model, vocab_size)
 
     def forward(self, ids: torch.Tensor, cache: KVCache | None = None, *, return_weights: bool = False):
-        B, S = ids.shape
+        S = ids.shape[1]
         offset = cache.length if cache is not None else 0
         X = self.embed(ids) * math.sqrt(self.d_model) + sinusoidal_positions(S, self.d_model, offset)
         mask = causal_mask(offset + S)[offset:]  # (S, offset+S)：新位置可以读取全部历史和自己之前的新位置
@@ -371,7 +371,7 @@ def head_scores(weights: list[torch.Tensor], L: int) -> dict[tuple[int, int], di
             a = alpha[0, head]
             prev = torch.stack([a[t, t - 1] for t in range(1, S)]).mean().item()
             ind = torch.stack([a[t, t - L + 1] for t in range(L + 1, S)]).mean().item()
-            scores[(layer, head)] = dict(previous=prev, induction=ind)
+            scores[(layer, head)] = {"previous": prev, "induction": ind}
     return scores
 
 
@@ -391,7 +391,7 @@ def attention_knocked_out(model: TinyDecoder, layer: int) -> Iterator[None]:
         handle.remove()
 
 
-INDUCTION_CONFIG = dict(vocab_size=len(COPY_VOCAB), d_model=64, n_heads=2, d_ff=128, n_layers=2, norm_first=True)
+INDUCTION_CONFIG = {"vocab_size": len(COPY_VOCAB), "d_model": 64, "n_heads": 2, "d_ff": 128, "n_layers": 2, "norm_first": True}
 INDUCTION_SEED = 2017
 
 
@@ -414,8 +414,8 @@ def train_induction(steps: int = 900, progress: bool = False):
         log = fit(model, _batches(INDUCTION_SEED, 64), copy_loss, steps=steps, lr=3e-3, progress=progress,
                   desc="循环复读")
     test = copy_task_batch(512, random.Random(INDUCTION_SEED + 1))
-    meta = dict(seed=INDUCTION_SEED, steps=steps, seconds=round(log.seconds, 1),
-                final_loss=log.losses[-1], accuracy=copy_accuracy(model, *test))
+    meta = {"seed": INDUCTION_SEED, "steps": steps, "seconds": round(log.seconds, 1),
+                "final_loss": log.losses[-1], "accuracy": copy_accuracy(model, *test)}
     return save_checkpoint("transformer_induction", model, INDUCTION_CONFIG, meta)
 
 
@@ -428,22 +428,36 @@ def load_induction_model() -> tuple[TinyDecoder, dict]:
 
 
 # ---------------------------------------------------------------- 度量：运算量与用时
+MATMULS = frozenset({"linear", "matmul", "__matmul__", "__rmatmul__", "mm", "bmm", "addmm", "baddbmm"})
+
+
+class MatmulFlops(TorchFunctionMode):
+    """在 ``with`` 块内数矩阵乘法的浮点运算数：输出的每个元素要做 k 次乘加，记 ``2·k`` 次运算。
+
+    只数矩阵乘法（``nn.Linear``、``@``、``bmm`` 等）——模型里几乎全部的运算量都在这里；
+    Embedding 查表、softmax、归一化、逐元素的加法都不计。这与 PyTorch 的 ``FlopCounterMode``
+    的约定相同，但它不需要加载编译器相关的模块，第一次使用时快得多。
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.flops = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        name = getattr(func, "__name__", "")
+        if name in MATMULS:
+            # 收缩的那一维 k：A 的最后一维（addmm/baddbmm 的 A 是第 2 个参数，__rmatmul__ 的 A 在后面）
+            A = args[1] if name in {"__rmatmul__", "addmm", "baddbmm"} else args[0]
+            self.flops += 2 * out.numel() * A.shape[-1]
+        return out
+
+
 def count_flops(fn: Callable[[], object]) -> int:
-    """运行 ``fn()``，用 PyTorch 的 ``FlopCounterMode`` 数出矩阵乘法的浮点运算数（一次乘加记 2）。"""
-    with FlopCounterMode(display=False) as counter:
+    """运行 ``fn()``，返回其中矩阵乘法的浮点运算数（见 ``MatmulFlops``）。"""
+    with MatmulFlops() as counter:
         fn()
-    return int(counter.get_total_flops())
-
-
-def median_seconds(fn: Callable[[], object], repeats: int = 5) -> float:
-    """运行 ``repeats`` 次取用时的中位数（秒）；先空跑一次预热。机器繁忙时单次计时很吵，中位数稳一些。"""
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return counter.flops
 
 
 @dataclass
@@ -505,12 +519,12 @@ def decode_step_cost(model: TinyDecoder, T: int, *, repeats: int = 7, seed: int 
     def step_recompute():
         model(ids)
 
-    return dict(
-        seconds_cache=median_seconds(step_cache, repeats),
-        seconds_recompute=median_seconds(step_recompute, repeats),
-        flops_cache=count_flops(step_cache),
-        flops_recompute=count_flops(step_recompute),
-    )
+    return {
+        "seconds_cache": median_seconds(step_cache, repeats),
+        "seconds_recompute": median_seconds(step_recompute, repeats),
+        "flops_cache": count_flops(step_cache),
+        "flops_recompute": count_flops(step_recompute),
+    }
 
 
 @dataclass
@@ -570,23 +584,6 @@ def record_timeline(model: TinyDecoder, S: int, mode: str, *, seed: int = 0) -> 
 
 
 # ---------------------------------------------------------------- Vaswani 等（2017）表 1
-def graph_depth(output: torch.Tensor) -> int:
-    """``output`` 的计算图里最长的一条依赖链有多少个运算（autograd 节点）——必须一个接一个做的步数。"""
-    depth: dict = {}
-    stack = [(output.grad_fn, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if node is None or node in depth:
-            continue
-        children = [c for c, _ in node.next_functions if c is not None]
-        if expanded:
-            depth[node] = 1 + max((depth[c] for c in children), default=0)
-        else:
-            stack.append((node, True))
-            stack.extend((c, False) for c in children if c not in depth)
-    return depth[output.grad_fn]
-
-
 def graph_distance(output: torch.Tensor, leaf: torch.Tensor) -> int:
     """从输入 ``leaf`` 到 ``output`` 的最短依赖链有多少个运算：信息最少要经过几步才能从一处到达另一处。"""
     frontier, seen, steps = [output.grad_fn], set(), 0
@@ -604,10 +601,10 @@ def graph_distance(output: torch.Tensor, leaf: torch.Tensor) -> int:
 
 
 def table1_counts(n: int, d: int, *, seed: int = 0) -> dict[str, dict[str, int]]:
-    """在长度 ``n``、宽度 ``d`` 上实测表 1 的三项，分别对自注意力层与循环层（``torch.nn.RNN``）：
+    """在长度 ``n``、宽度 ``d`` 上实测表 1 的三项，分别对自注意力层与循环层（``seqlab.rnn.ElmanRNN``）：
 
     * ``flops``：这一层跨位置混合部分的浮点运算数——自注意力是 ``softmax(QKᵀ/√d)V`` 的两次矩阵乘，
-      循环层是每步的 ``x_t W_x + h_{t-1} W_h``；
+      循环层是每步的 ``W_x x_t`` 与 ``W_h h_{t-1}``；
     * ``sequential``：整张计算图最长依赖链的运算数（必须串行的步数）；
     * ``path``：从第 1 个位置的输入到第 n 个位置输出的最短依赖链的运算数。
     """
@@ -616,26 +613,26 @@ def table1_counts(n: int, d: int, *, seed: int = 0) -> dict[str, dict[str, int]]
     xs = [torch.randn(d, generator=g, requires_grad=True) for _ in range(n)]
     X = torch.stack(xs)[None]  # (1, n, d)
     torch.manual_seed(seed)
-    attn, rnn = MultiHeadSelfAttention(d, 1), nn.RNN(d, d, batch_first=True)
+    attn, rnn = MultiHeadSelfAttention(d, 1), ElmanRNN(d, d)
     Q, K, V = (W(X) for W in (attn.W_Q, attn.W_K, attn.W_V))
-    out = {}
     Y_attn, _ = attn(X)
 
-    def run_rnn():  # 一步一步地喂，每个 x_t 单独进入计算图，图才能分辨“哪个位置到哪个位置”
-        h = None
+    def run_rnn() -> torch.Tensor:  # 一步一步地喂，每个 x_t 单独进入计算图，图才能分辨“哪个位置连到哪个位置”
+        h = torch.zeros(d)
         for x_t in xs:
-            _, h = rnn(x_t[None, None], h)
+            h, _ = rnn.step(x_t, h)
         return h
 
-    h_n = run_rnn()  # (1, 1, d)
-    out["self_attention"] = dict(
-        flops=count_flops(lambda: scaled_dot_product_attention(Q, K, V)),
-        sequential=graph_depth(Y_attn),
-        path=graph_distance(Y_attn[0, -1], xs[0]),
-    )
-    out["recurrent"] = dict(
-        flops=count_flops(run_rnn),
-        sequential=graph_depth(h_n),
-        path=graph_distance(h_n, xs[0]),
-    )
-    return out
+    h_n = run_rnn()
+    return {
+        "self_attention": {
+            "flops": count_flops(lambda: scaled_dot_product_attention(Q, K, V)),
+            "sequential": graph_depth(Y_attn),
+            "path": graph_distance(Y_attn[0, -1], xs[0]),
+        },
+        "recurrent": {
+            "flops": count_flops(run_rnn),
+            "sequential": graph_depth(h_n),
+            "path": graph_distance(h_n, xs[0]),
+        },
+    }

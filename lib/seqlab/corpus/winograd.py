@@ -17,6 +17,7 @@ from functools import lru_cache
 PRONOUN = "它"
 
 # 名词池。每个池里每隔 4 个取 1 个作为留出名词（见 ``noun_split``）。
+# fmt: off
 OBJECTS = [
     "奖杯", "书包", "西瓜", "皮球", "花瓶", "台灯", "枕头", "雨伞", "吉他", "地球仪", "玩具熊", "画框",
     "电饭锅", "足球", "蛋糕", "风筝", "闹钟", "水壶", "键盘", "砚台", "相机", "鱼缸", "棋盘", "茶壶",
@@ -29,6 +30,7 @@ ANIMALS = [
     "小狗", "小猫", "兔子", "乌龟", "狐狸", "老虎", "狮子", "松鼠", "鸭子", "小马", "小鸡", "老鼠",
     "猎豹", "大象", "蜗牛", "山羊", "刺猬", "企鹅", "袋鼠", "熊猫",
 ]
+# fmt: on
 POOLS = {"物品": OBJECTS, "容器": CONTAINERS, "动物": ANIMALS}
 
 
@@ -95,7 +97,9 @@ def make_example(template: str, noun_a: str, noun_b: str, word: str) -> Example:
     span_a = (a0, a0 + len(noun_a))
     b0 = t.text.format(A=noun_a, B="\0", w=word).index("\0")
     span_b = (b0, b0 + len(noun_b))
-    return Example(text, template, word, noun_a, noun_b, span_a, span_b, text.index(PRONOUN), t.words.index(word))
+    return Example(
+        text, template, word, noun_a, noun_b, span_a, span_b, text.index(PRONOUN), t.words.index(word)
+    )
 
 
 def sample(n: int, split: str = "train", seed: int = 0) -> list[Example]:

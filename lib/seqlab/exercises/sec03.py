@@ -118,9 +118,9 @@ def check_saturation(jacobian_norms):
             expect_close(a, b, f"输入幅度 {scale} 时第 {j + 1} 步的 ‖J_j‖₂", tol=1e-6)
         means[scale] = sum(got) / T
     expect(means[0.1] > means[1.0] > means[3.0], "输入越大，平均的 ‖J_j‖₂ 应该越小。")
-    return ("平均 ‖J_j‖₂：输入幅度 0.1 → {:.3f}，1 → {:.3f}，3 → {:.3f}。W_h 是正交矩阵（‖W_h‖₂ = 1），"
-            "变小的部分全部来自饱和的 tanh：连乘几十步后，这个差别会被放大成许多个数量级。").format(
-        means[0.1], means[1.0], means[3.0])
+    return (f"平均 ‖J_j‖₂：输入幅度 0.1 → {means[0.1]:.3f}，1 → {means[1.0]:.3f}，3 → {means[3.0]:.3f}。"
+            "W_h 是正交矩阵（‖W_h‖₂ = 1），变小的部分全部来自饱和的 tanh：连乘几十步后，"
+            "这个差别会被放大成许多个数量级。")
 
 
 @checker(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache
 
 import torch
 
@@ -34,10 +34,19 @@ def check_self_attention(self_attention):
         Q, K, V = X @ W_Q, X @ W_K, X @ W_V
         want, weights = attention.scaled_dot_product_attention(Q, K, V)
         if got.shape == weights.shape and got.shape != want.shape:
-            fail(f"你返回的形状是 {tuple(got.shape)}，像是权重矩阵；题目要的是输出 softmax(QKᵀ/√d_k) V，形状 {tuple(want.shape)}。")
-        expect(got.shape == want.shape, f"S = {S}、d_v = {d_v} 时输出应是 {tuple(want.shape)}，你的是 {tuple(got.shape)}。")
+            fail(
+                f"你返回的形状是 {tuple(got.shape)}，像是权重矩阵；题目要的是输出 softmax(QKᵀ/√d_k) V，形状 {tuple(want.shape)}。"
+            )
+        expect(
+            got.shape == want.shape,
+            f"S = {S}、d_v = {d_v} 时输出应是 {tuple(want.shape)}，你的是 {tuple(got.shape)}。",
+        )
         unscaled = torch.softmax(Q @ K.T, dim=-1) @ V
-        if S > 1 and torch.allclose(got.double(), unscaled, atol=1e-6) and not torch.allclose(unscaled, want, atol=1e-6):
+        if (
+            S > 1
+            and torch.allclose(got.double(), unscaled, atol=1e-6)
+            and not torch.allclose(unscaled, want, atol=1e-6)
+        ):
             fail("结果和没有除以 √d_k 的版本一致：别忘了把分数缩放 1/√d_k。")
         columns = torch.softmax(Q @ K.T / math.sqrt(d_k), dim=0) @ V
         if S > 1 and torch.allclose(got.double(), columns, atol=1e-6):
@@ -47,7 +56,9 @@ def check_self_attention(self_attention):
             f"S = {S} 时输出与库函数不一致（最大差 {(got.double() - want).abs().max():.3g}）。"
             "顺序是 Q = X W_Q、K = X W_K、V = X W_V → 分数 Q Kᵀ / √d_k → 按行 softmax → 乘 V。",
         )
-    return "与 seqlab.attention.scaled_dot_product_attention 的结果一致（包括 S = 1 这种只有自己可读的情形）。"
+    return (
+        "与 seqlab.attention.scaled_dot_product_attention 的结果一致（包括 S = 1 这种只有自己可读的情形）。"
+    )
 
 
 @checker(
@@ -59,22 +70,33 @@ def check_self_attention(self_attention):
 )
 def check_score_cost(score_cost):
     """学生函数 ``score_cost(S, causal, batch, heads, layers, bytes_per_value) -> (配对数, 字节数)``。"""
-    cases = [(4, False, 1, 1, 1, "float32"), (4, True, 1, 1, 1, "float32"), (1024, True, 8, 12, 12, "float16"),
-             (4096, False, 2, 16, 24, "bfloat16"), (7, True, 3, 2, 5, "float64")]
+    cases = [
+        (4, False, 1, 1, 1, "float32"),
+        (4, True, 1, 1, 1, "float32"),
+        (1024, True, 8, 12, 12, "float16"),
+        (4096, False, 2, 16, 24, "bfloat16"),
+        (7, True, 3, 2, 5, "float64"),
+    ]
     for S, causal, batch, heads, layers, dtype in cases:
         nbytes = attention.DTYPE_BYTES[dtype]
         got = call(score_cost, S, causal, batch, heads, layers, nbytes)
-        expect(isinstance(got, tuple) and len(got) == 2, f"应返回 (配对数, 字节数) 两个数，你返回了 {got!r}。")
+        expect(
+            isinstance(got, tuple) and len(got) == 2, f"应返回 (配对数, 字节数) 两个数，你返回了 {got!r}。"
+        )
         pairs, memory = got
         want_pairs = attention.pair_count(S, causal)
         if causal and pairs == S * S // 2:
-            fail(f"S = {S} 的因果掩码下你给了 S²/2 = {pairs}：别漏了对角线，位置 i 也读它自己，共 S(S+1)/2 个。")
+            fail(
+                f"S = {S} 的因果掩码下你给了 S²/2 = {pairs}：别漏了对角线，位置 i 也读它自己，共 S(S+1)/2 个。"
+            )
         if causal and pairs == S * S:
             fail(f"S = {S} 加了因果掩码后，位置 i 只读 j ≤ i：配对数是 S(S+1)/2 = {want_pairs}，不是 S²。")
         expect_close(pairs, want_pairs, f"S = {S}、causal = {causal} 的配对数")
         want_bytes = attention.score_bytes(S, batch=batch, heads=heads, layers=layers, dtype=dtype)
         if causal and math.isclose(float(memory), want_bytes * (S + 1) / (2 * S)):
-            fail("你按有效配对数算了内存；题目问的是朴素实现：它把整个 S × S 矩阵都存下来（被屏蔽的格子也占地方）。")
+            fail(
+                "你按有效配对数算了内存；题目问的是朴素实现：它把整个 S × S 矩阵都存下来（被屏蔽的格子也占地方）。"
+            )
         expect_close(memory, want_bytes, f"S = {S}、{batch} × {heads} 头 × {layers} 层 × {nbytes} 字节的内存")
     return "例如 S = 4096、2 × 16 头 × 24 层、bfloat16 时分数矩阵要 24 GiB——长度翻倍，这个数就变成 4 倍。"
 
@@ -100,14 +122,16 @@ def check_mask_future(mask_future):
         if S > 1 and torch.isinf(got[allowed]).any() and not torch.isinf(got[~allowed]).any():
             fail("方向反了：你挡住的是过去（j < i）。因果掩码挡住的是未来，也就是对角线右上方的格子。")
         expect(torch.equal(got[allowed], original[allowed]), "j ≤ i 的分数应当原样保留。")
-        expect(bool(torch.all(got[~allowed] == float("-inf"))), "j > i 的每个分数都应是 -inf（float('-inf')）。")
+        expect(
+            bool(torch.all(got[~allowed] == float("-inf"))), "j > i 的每个分数都应是 -inf（float('-inf')）。"
+        )
         weights = torch.softmax(got, dim=-1)
         expect(bool(torch.all(torch.isfinite(weights))), "softmax 之后出现了 NaN：有没有哪一行被整行挡住？")
         expect(bool(torch.all(weights[~allowed] == 0)), "softmax 之后，未来位置的权重应当恰好是 0。")
     return "-inf 经过 softmax 变成恰好为 0 的权重：第 i 行只在前 i 个位置上分配注意力，每行仍然和为 1。"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _measured_steps(S: int) -> tuple[int, int]:
     return attention.first_reach(attention.rnn_reach(S)), attention.first_reach(attention.attention_reach(S))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
@@ -77,15 +78,15 @@ def _mark(cv: ContextVectors, t: int) -> str:
 class AppleContextExplorer(Explorer):
     name = "apple_context"
     title = "同一个词，两种上下文：输入向量与隐藏状态"
-    examples = [
+    examples: ClassVar[list[dict[str, Any]]] = [
         {"sentence_a": PAIRS[0][0], "sentence_b": PAIRS[0][1], "word": "苹果"},
         {"sentence_a": PAIRS[1][0], "sentence_b": PAIRS[1][1], "word": "苹果"},
         {"sentence_a": PAIRS[4][0], "sentence_b": PAIRS[4][1], "word": "北京"},
     ]
 
     def controls(self):
-        box = dict(options=SENTENCES, ensure_option=False, continuous_update=False,
-                   layout=widgets.Layout(width="24em"))
+        box = {"options": SENTENCES, "ensure_option": False, "continuous_update": False,
+                   "layout": widgets.Layout(width="24em")}
         return {
             "sentence_a": widgets.Combobox(value=PAIRS[0][0], description="句子 A", **box),
             "sentence_b": widgets.Combobox(value=PAIRS[0][1], description="句子 B", **box),
@@ -103,18 +104,18 @@ class AppleContextExplorer(Explorer):
         )
 
     def figure(self, state: AppleState) -> go.Figure:
-        fig = make_subplots(rows=1, cols=2, column_widths=[0.72, 0.28], horizontal_spacing=0.12,
+        fig = make_subplots(rows=1, cols=2, column_widths=[0.7, 0.3], horizontal_spacing=0.2,
                             subplot_titles=("四个向量的各个通道", "余弦相似度（A 对 B）"))
         fig.add_trace(go.Heatmap(colorscale="RdBu", zmid=0, zmin=-1, zmax=1, y=ROWS,
-                                 colorbar=dict(title="值", x=0.66, len=0.9),
+                                 colorbar={"title": "值", "x": 0.58, "len": 0.9, "thickness": 14},
                                  hovertemplate="%{y}<br>通道 %{x}<br>值 = %{z:.3f}<extra></extra>"), row=1, col=1)
         fig.add_trace(go.Bar(x=["输入 x", "隐藏状态 h"], marker_color=[PALETTE[0], PALETTE[1]],
                              textposition="outside", showlegend=False,
                              hovertemplate="%{x}：cos = %{y:.3f}<extra></extra>"), row=1, col=2)
         fig.update_yaxes(autorange="reversed", row=1, col=1)
         fig.update_xaxes(title_text="通道（特征维度）", row=1, col=1)
-        fig.update_yaxes(range=[-1.05, 1.2], title_text="cos", row=1, col=2)
-        fig.update_layout(height=360)
+        fig.update_yaxes(range=[-1.05, 1.25], row=1, col=2)
+        fig.update_layout(height=400, margin={"t": 140})
         self._fill(fig, state)
         return fig
 
@@ -126,10 +127,10 @@ class AppleContextExplorer(Explorer):
         z = [a.X[i].tolist(), b.X[j].tolist(), a.H[i].tolist(), b.H[j].tolist()]
         fig.data[0].update(z=z, x=list(range(len(z[0]))))
         fig.data[1].update(y=[state.cos_x, state.cos_h], text=[f"{state.cos_x:.3f}", f"{state.cos_h:.3f}"])
-        fig.layout.title = f"「{state.word}」　A：{_mark(a, i)}　B：{_mark(b, j)}"
+        fig.layout.title = {"text": f"「{state.word}」　A：{_mark(a, i)}　B：{_mark(b, j)}", "y": 0.97, "yanchor": "top"}
 
     def static_figure(self) -> go.Figure:
         states = [(f"{w}：{a} ／ {b}", self.figure(apple_state(a, b, w))) for a, b, w in PAIRS]
         fig = stepped_figure(states, control="dropdown")
-        fig.update_layout(margin=dict(t=130))
+        fig.update_layout(updatemenus=[{**fig.layout.updatemenus[0].to_plotly_json(), "y": 1.36}])
         return fig

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 from typing import ClassVar
@@ -64,24 +63,12 @@ class AttentionState:
     clamped: bool  # 滑块超过了句长，被收回到最后一步
 
 
-@contextmanager
-def _one_thread():
-    """批大小为 1 的小矩阵用多线程只会互相等待（机器忙时慢几十倍），解码时临时只用一个线程。"""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 @lru_cache(maxsize=128)
 def _translate(source: tuple[str, ...]) -> AttentionState:
     """两个模型各贪心解码一次（按源句缓存：拖动步数滑块时不必重算）。"""
     src = torch.tensor([task.encode_source(list(source))])
-    with _one_thread():
-        ids, alpha = _model(MODEL).greedy(src, len(source))
-        base_ids, _ = _model(BASELINE).greedy(src, len(source))
+    ids, alpha = _model(MODEL).greedy(src, len(source))
+    base_ids, _ = _model(BASELINE).greedy(src, len(source))
     grammatical = task.is_grammatical(list(source))
     return AttentionState(
         source=list(source),
@@ -191,16 +178,20 @@ def _context_terms(state: AttentionState) -> str:
     return terms + ("<br>   + …" if len(row) > TOP else "")
 
 
-def length_figure(curves: dict[str, dict[int, float]], *, title: str) -> go.Figure:
-    """准确率随源句长度变化的折线图：``curves`` 是 ``{图例: {长度: 准确率}}``。"""
+def length_figure(curves: dict[str, dict[int, float]], *, title: str, colors: list[int] | None = None) -> go.Figure:
+    """准确率随源句长度变化的折线图：``curves`` 是 ``{图例: {长度: 准确率}}``。
+
+    ``colors`` 是每条曲线在全书调色板里的序号（让同一个模型在几张图里颜色一致）。
+    """
     fig = go.Figure()
-    for label, acc in curves.items():
+    for k, (label, acc) in enumerate(curves.items()):
         fig.add_trace(
             go.Scatter(
                 x=list(acc),
                 y=list(acc.values()),
                 mode="lines+markers",
                 name=label,
+                line={"color": PALETTE[colors[k] if colors else k % len(PALETTE)]},
                 hovertemplate=f"{label}<br>长度 %{{x}}：%{{y:.3f}}<extra></extra>",
             )
         )

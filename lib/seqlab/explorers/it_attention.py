@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import ClassVar
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
@@ -80,7 +81,7 @@ def _verdict(e: winograd.Example, mass: torch.Tensor) -> str:
 class ItAttentionExplorer(Explorer):
     name = "it_attention"
     title = "「它」指谁：关键词一换，注意力就换了对象"
-    examples = [
+    examples: ClassVar[list[dict]] = [
         {"template": "放不进", "noun_a": "奖杯", "noun_b": "箱子"},
         {"template": "追不上", "noun_a": "乌龟", "noun_b": "熊猫"},
         {"template": "举不起", "noun_a": "山羊", "noun_b": "西瓜"},
@@ -88,7 +89,9 @@ class ItAttentionExplorer(Explorer):
 
     def controls(self):
         return {
-            "template": widgets.Dropdown(options=list(winograd.TEMPLATE_BY_KEY), value="放不进", description="句式"),
+            "template": widgets.Dropdown(
+                options=list(winograd.TEMPLATE_BY_KEY), value="放不进", description="句式"
+            ),
             "noun_a": widgets.Text(value="奖杯", description="名词 A", continuous_update=False),
             "noun_b": widgets.Text(value="箱子", description="名词 B", continuous_update=False),
         }
@@ -107,8 +110,12 @@ class ItAttentionExplorer(Explorer):
         cols = [x if x == y else f"{x}/{y}" for x, y in zip(a.text, b.text)]
         rows = [f"它（太{a.word}）", f"它（太{b.word}）"]
         fig = attention_heatmap(
-            state.rows, rows, cols, title=f"「{''.join(cols)}」：第 2 层里「它」的注意力",
-            row_title="「它」所在的句子", col_title="被读取的字",
+            state.rows,
+            rows,
+            cols,
+            title=f"「{''.join(cols)}」：第 2 层里「它」的注意力",
+            row_title="「它」所在的句子",
+            col_title="被读取的字",
         )
         fig.update_layout(height=330)
         return fig
@@ -120,7 +127,12 @@ class ItAttentionExplorer(Explorer):
             fig = self.figure(state)
             fig.add_annotation(
                 text="；".join(_verdict(e, m) for e, m in zip(state.examples, state.mass)),
-                xref="paper", yref="paper", x=0, y=-0.12, showarrow=False, xanchor="left",
+                xref="paper",
+                yref="paper",
+                x=0,
+                y=-0.12,
+                showarrow=False,
+                xanchor="left",
             )
             states.append((f"{noun_a}·{noun_b}", fig))
         return stepped_figure(states, control="dropdown")

@@ -269,6 +269,16 @@ def _title(state: JacobianState) -> str:
             + f" · d = {state.d}")
 
 
+def _y_range(state: JacobianState) -> list[float]:
+    """左图纵轴范围（log10）：由三条曲线和 ρ^r 决定，不让很松的上界把曲线压扁。"""
+    values = [v for c in state.curves.values() for v in c.log10_norm.tolist()]
+    values += [R_MAX * math.log10(state.selected.rho_W), 0.0]
+    values = [min(max(v, -LOG10_CLIP), LOG10_CLIP) for v in values]
+    lo, hi = min(values), max(values)
+    pad = max(0.5, 0.06 * (hi - lo))
+    return [lo - pad, hi + pad]
+
+
 def _layout(state: JacobianState, title: str | None = None) -> dict:
     shapes, notes = _decorations(state)
     return {
@@ -276,7 +286,8 @@ def _layout(state: JacobianState, title: str | None = None) -> dict:
         "annotations": _subplot_titles(state) + notes,
         "shapes": shapes,
         "xaxis": {"title": "距离 r（步）", "range": [0, R_MAX + 1], "domain": [0.0, 0.58]},
-        "yaxis": {"title": "范数（对数坐标）", "type": "log", "exponentformat": "power"},
+        "yaxis": {"title": "范数（对数坐标）", "type": "log", "exponentformat": "power",
+                  "range": _y_range(state)},
         "xaxis2": {"title": "奇异值序号 k（从大到小）", "domain": [0.68, 1.0], "range": [0, state.d + 1]},
         "yaxis2": {"title": "σₖ（对数坐标）", "type": "log", "anchor": "x2", "exponentformat": "power"},
     }
@@ -354,8 +365,9 @@ class JacobianExplorer(Explorer):
             "seed": widgets.IntSlider(value=0, min=0, max=SEEDS - 1, description="随机种子", style=style),
         }
 
-    def compute(self, **params) -> JacobianState:
-        return jacobian_state(**params)
+    def compute(self, matrix="nonnormal", rho=0.9, beta=4.0, phi="linear", input_scale=0.5, r=30, d=32,
+                seed=0) -> JacobianState:
+        return jacobian_state(matrix, rho, beta, phi, input_scale, r, d, seed)
 
     def figure(self, state: JacobianState) -> go.Figure:
         return jacobian_figure(state)
@@ -378,6 +390,7 @@ class JacobianExplorer(Explorer):
                 fig.layout[key] = layout[key]
         fig.layout.title.text = layout["title"]["text"]
         fig.layout.xaxis2.range = layout["xaxis2"]["range"]
+        fig.layout.yaxis.range = layout["yaxis"]["range"]
         fig._jacobian_last = (traces, layout)
 
     def static_figure(self) -> go.Figure:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import ClassVar
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
@@ -71,7 +72,7 @@ def _title(state: LayerHeadState) -> str:
 
 def layer_head_figure(state: LayerHeadState) -> go.Figure:
     fig = attention_heatmap(state.alpha, state.tokens, state.tokens, title=_title(state))
-    fig.update_layout(title=dict(font=dict(size=14)), height=520, width=None)
+    fig.update_layout(title={"font": {"size": 14}}, height=520, width=None)
     return fig
 
 
@@ -79,7 +80,7 @@ def layer_head_figure(state: LayerHeadState) -> go.Figure:
 class LayerHeadsExplorer(Explorer):
     name = "layer_heads"
     title = "2 层 Transformer 的注意力图：按层、按头"
-    examples = [
+    examples: ClassVar[list[dict]] = [
         {"segment": EXAMPLE, "layer": 1, "head": 1},
         {"segment": EXAMPLE, "layer": 2, "head": 1},
         {"segment": "书读过完吃", "layer": 2, "head": 2},

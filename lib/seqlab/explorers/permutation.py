@@ -9,7 +9,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
+from typing import ClassVar
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
@@ -45,8 +46,9 @@ def token_vectors(tokens: list[str]) -> torch.Tensor:
     return torch.stack(rows)
 
 
-@lru_cache(maxsize=None)
-def _parts() -> dict[str, torch.nn.Module]:
+@cache
+def parts() -> dict[str, torch.nn.Module]:
+    """图里用到的三个随机初始化的部件（固定种子，只建一次）。"""
     torch.manual_seed(6)
     return {
         "attn": MultiHeadSelfAttention(D_MODEL, 2).eval(),
@@ -58,15 +60,15 @@ def _parts() -> dict[str, torch.nn.Module]:
 @torch.no_grad()
 def apply_part(part: str, X: torch.Tensor) -> torch.Tensor:
     """把部件作用到 ``X (S, d)`` 上，返回 ``(S, d)``；``attn_pos`` 先给每一行加上它所在位置的正弦向量。"""
-    parts = _parts()
+    modules = parts()
     with torch_threads(1):
-        return _apply(parts, part, X)
+        return _apply(modules, part, X)
 
 
-def _apply(parts: dict[str, torch.nn.Module], part: str, X: torch.Tensor) -> torch.Tensor:
+def _apply(modules: dict[str, torch.nn.Module], part: str, X: torch.Tensor) -> torch.Tensor:
     if part == "attn_pos":
-        return parts["attn"]((X + sinusoidal_positions(len(X), D_MODEL))[None])[0][0]
-    out = parts[part](X[None])
+        return modules["attn"]((X + sinusoidal_positions(len(X), D_MODEL))[None])[0][0]
+    out = modules[part](X[None])
     return (out[0] if isinstance(out, tuple) else out)[0]
 
 
@@ -127,8 +129,8 @@ def _title(state: PermutationState) -> str:
 
 def _traces(state: PermutationState) -> list[go.BaseTraceType]:
     labels = _labels(state)
-    heat = dict(y=labels, zmid=0, zmin=-3, zmax=3, colorscale="RdBu", showscale=False,
-                hovertemplate="位置 %{y}<br>第 %{x} 维 = %{z:.3f}<extra></extra>")
+    heat = {"y": labels, "zmid": 0, "zmin": -3, "zmax": 3, "colorscale": "RdBu", "showscale": False,
+                "hovertemplate": "位置 %{y}<br>第 %{x} 维 = %{z:.3f}<extra></extra>"}
     return [
         go.Heatmap(z=state.then_shuffle, **heat),
         go.Heatmap(z=state.shuffle_then, **heat),
@@ -148,7 +150,7 @@ def permutation_figure(state: PermutationState) -> go.Figure:
     fig.update_xaxes(title_text="输出的维度", row=1, col=1)
     fig.update_xaxes(title_text="输出的维度", row=1, col=2)
     fig.update_xaxes(title_text="最大绝对差", range=[0, 2.5], row=1, col=3)
-    fig.update_layout(title=dict(text=_title(state), font=dict(size=14)), height=max(330, 26 * len(state.tokens) + 200),
+    fig.update_layout(title={"text": _title(state), "font": {"size": 14}}, height=max(330, 26 * len(state.tokens) + 200),
                       showlegend=False)
     return fig
 
@@ -157,7 +159,7 @@ def permutation_figure(state: PermutationState) -> go.Figure:
 class PermutationExplorer(Explorer):
     name = "permutation"
     title = "打乱 token：自注意力与 FFN 的置换等变，以及位置表示如何打破它"
-    examples = [
+    examples: ClassVar[list[dict]] = [
         {"text": EXAMPLE_TEXT, "part": "attn", "shuffle": 1},
         {"text": EXAMPLE_TEXT, "part": "attn_pos", "shuffle": 1},
         {"text": "奖杯放不进箱子因为它太大", "part": "ffn", "shuffle": 3},

@@ -45,7 +45,7 @@ def timeline_figure(timelines: dict[str, list[Span]], S: int) -> go.Figure:
             xs, ys = _rectangles([s for s in timelines[mode] if s.layer == layer])
             fig.add_trace(
                 go.Scatter(
-                    x=xs, y=ys, mode="lines", fill="toself", line=dict(color=PALETTE[layer], width=1),
+                    x=xs, y=ys, mode="lines", fill="toself", line={"color": PALETTE[layer], "width": 1},
                     name=f"第 {layer + 1} 层", legendgroup=f"layer{layer}", showlegend=row == 1,
                     hoveron="fills+points", hovertemplate="%{x:.2f} ms<extra>第 " + str(layer + 1) + " 层</extra>",
                 ),
@@ -55,13 +55,13 @@ def timeline_figure(timelines: dict[str, list[Span]], S: int) -> go.Figure:
     fig.update_xaxes(title_text="时间（毫秒，本机实测）", row=len(modes), col=1)
     fig.update_layout(
         title=f"同样 {S} 个 token 的三种处理方式：哪些工作能并排做，哪些只能排队",
-        height=250 * len(modes) + 120, legend=dict(orientation="h", y=1.08, x=1, xanchor="right"),
+        height=250 * len(modes) + 120, legend={"orientation": "h", "y": 1.08, "x": 1, "xanchor": "right"},
     )
     return fig
 
 
 def decode_cost_figure(contexts: list[int], rows: list[dict[str, float]], d_model: int) -> go.Figure:
-    """单步解码代价随上下文长度 T 的变化（对数坐标）：左边实测用时，右边 FlopCounterMode 数出的运算量。"""
+    """单步解码代价随上下文长度 T 的变化（对数坐标）：左边实测用时，右边数出的矩阵乘法运算量。"""
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
                         subplot_titles=("生成下一个 token 的用时（实测）", "生成下一个 token 的浮点运算数"))
     series = [
@@ -75,7 +75,7 @@ def decode_cost_figure(contexts: list[int], rows: list[dict[str, float]], d_mode
             fig.add_trace(
                 go.Scatter(
                     x=contexts, y=[r[field] * scale for r in rows], name=name, mode="lines+markers",
-                    line=dict(color=color), legendgroup=key, showlegend=col == 1,
+                    line={"color": color}, legendgroup=key, showlegend=col == 1,
                     hovertemplate=f"T = %{{x}}<br>%{{y:.3s}} {unit}<extra>{name}</extra>",
                 ),
                 row=1, col=col,
@@ -85,7 +85,7 @@ def decode_cost_figure(contexts: list[int], rows: list[dict[str, float]], d_mode
     fig.update_yaxes(title_text="毫秒", row=1, col=1)
     fig.update_yaxes(title_text="FLOP", row=1, col=2)
     fig.update_layout(title=f"Decode 一步的代价（d = {d_model}，单线程）", height=420,
-                      legend=dict(orientation="h", y=-0.2))
+                      legend={"orientation": "h", "y": -0.2})
     return fig
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import ClassVar
 
 import ipywidgets as widgets
 import numpy as np
@@ -26,7 +27,7 @@ from seqlab.figures import PALETTE, stepped_figure
 
 S_MAX = 256  # 实时面热力图的最大长度
 STATIC_LENGTHS = (4, 8, 16, 32, 64)
-STATIC_CONFIG = dict(batch=8, heads=12, layers=12, dtype="float32")  # 静态面的内存曲线用这组配置
+STATIC_CONFIG = {"batch": 8, "heads": 12, "layers": 12, "dtype": "float32"}  # 静态面的内存曲线用这组配置
 CURVE_LENGTHS = np.unique(np.logspace(0, 17, 69, base=2).round().astype(int))  # 1 … 131072
 D_MODEL = 16
 
@@ -90,15 +91,27 @@ def score_state(
     max_S: int = S_MAX,
 ) -> ScoreState:
     """先检查输入、估算内存（超预算抛 ``MemoryBudgetError``），再算一句话的权重矩阵。"""
-    estimate = attention.check_score_memory(S, batch=batch, heads=heads, layers=layers, dtype=dtype, budget=budget)
+    estimate = attention.check_score_memory(
+        S, batch=batch, heads=heads, layers=layers, dtype=dtype, budget=budget
+    )
     if S > max_S:
         from seqlab.errors import InputError
 
         raise InputError(f"热力图最多画 S = {max_S}（{max_S}² 个格子），你选的是 S = {S}。")
     text, W = sentence_weights(S, bool(causal))
     return ScoreState(
-        S, bool(causal), text, W, attention.pair_count(S, bool(causal)), batch, heads, layers, dtype,
-        estimate, budget, attention.max_length_within(budget, batch=batch, heads=heads, layers=layers, dtype=dtype),
+        S,
+        bool(causal),
+        text,
+        W,
+        attention.pair_count(S, bool(causal)),
+        batch,
+        heads,
+        layers,
+        dtype,
+        estimate,
+        budget,
+        attention.max_length_within(budget, batch=batch, heads=heads, layers=layers, dtype=dtype),
     )
 
 
@@ -116,7 +129,7 @@ def _heatmap(state: ScoreState, *, showscale: bool = True) -> go.Heatmap:
         zmax=1.0,
         colorscale="Blues",
         showscale=showscale,
-        colorbar=dict(title="权重", len=0.8),
+        colorbar={"title": "权重", "len": 0.8},
         hovertemplate="Query 位置 %{y} 读 Key 位置 %{x}<br>权重 = %{z:.3f}<extra></extra>",
     )
 
@@ -124,26 +137,40 @@ def _heatmap(state: ScoreState, *, showscale: bool = True) -> go.Heatmap:
 def _axis_ticks(state: ScoreState) -> dict:
     """S 不大时在坐标上写出每个位置的字；S 大时只标数字。"""
     if state.S <= 32:
-        return dict(tickmode="array", tickvals=list(range(1, state.S + 1)), ticktext=list(state.text))
-    return dict(tickmode="auto", tickvals=None, ticktext=None)
+        return {"tickmode": "array", "tickvals": list(range(1, state.S + 1)), "ticktext": list(state.text)}
+    return {"tickmode": "auto", "tickvals": None, "ticktext": None}
 
 
 def _memory_traces(state: ScoreState) -> list[go.Scatter]:
     curve = [
-        attention.score_bytes(int(s), batch=state.batch, heads=state.heads, layers=state.layers, dtype=state.dtype)
+        attention.score_bytes(
+            int(s), batch=state.batch, heads=state.heads, layers=state.layers, dtype=state.dtype
+        )
         for s in CURVE_LENGTHS
     ]
     return [
         go.Scatter(
-            x=CURVE_LENGTHS, y=curve, mode="lines", name="分数矩阵的内存", line=dict(color=PALETTE[0]),
+            x=CURVE_LENGTHS,
+            y=curve,
+            mode="lines",
+            name="分数矩阵的内存",
+            line={"color": PALETTE[0]},
             hovertemplate="S = %{x}<br>%{y:.3s}B<extra></extra>",
         ),
         go.Scatter(
-            x=[CURVE_LENGTHS[0], CURVE_LENGTHS[-1]], y=[state.budget] * 2, mode="lines", name="内存预算",
-            line=dict(color=PALETTE[3], dash="dash"), hoverinfo="skip",
+            x=[CURVE_LENGTHS[0], CURVE_LENGTHS[-1]],
+            y=[state.budget] * 2,
+            mode="lines",
+            name="内存预算",
+            line={"color": PALETTE[3], "dash": "dash"},
+            hoverinfo="skip",
         ),
         go.Scatter(
-            x=[state.S], y=[state.bytes], mode="markers", name="当前 S", marker=dict(size=11, color=PALETTE[1]),
+            x=[state.S],
+            y=[state.bytes],
+            mode="markers",
+            name="当前 S",
+            marker={"size": 11, "color": PALETTE[1]},
             hovertemplate="S = %{x}<br>%{y:.3s}B<extra></extra>",
         ),
     ]
@@ -161,7 +188,9 @@ def _memory_label(state: ScoreState) -> str:
 
 def _figure_layout(fig: go.Figure, state: ScoreState) -> None:
     fig.update_xaxes(title_text="Key 位置 j（被读取）", side="top", row=1, col=1, **_axis_ticks(state))
-    fig.update_yaxes(title_text="Query 位置 i（读取方）", autorange="reversed", row=1, col=1, **_axis_ticks(state))
+    fig.update_yaxes(
+        title_text="Query 位置 i（读取方）", autorange="reversed", row=1, col=1, **_axis_ticks(state)
+    )
     fig.update_xaxes(type="log", title_text="序列长度 S", row=1, col=2)
     fig.update_yaxes(type="log", title_text="字节", exponentformat="SI", row=1, col=2)
 
@@ -170,7 +199,7 @@ def _figure_layout(fig: go.Figure, state: ScoreState) -> None:
 class ScoreMatrixExplorer(Explorer):
     name = "score_matrix"
     title = "O(S²) 的分数矩阵：配对数与内存"
-    examples = [
+    examples: ClassVar[list[dict]] = [
         {"S": 16, "causal": False, "batch": 1, "heads": 8, "layers": 6, "dtype": "float32"},
         {"S": 64, "causal": True, "batch": 8, "heads": 12, "layers": 12, "dtype": "float16"},
         {"S": 256, "causal": False, "batch": 4, "heads": 8, "layers": 6, "dtype": "bfloat16"},
@@ -185,8 +214,12 @@ class ScoreMatrixExplorer(Explorer):
             "batch": widgets.IntText(value=1, description="batch", style=style, layout=small),
             "heads": widgets.IntText(value=8, description="头数", style=style, layout=small),
             "layers": widgets.IntText(value=6, description="层数", style=style, layout=small),
-            "dtype": widgets.Dropdown(options=list(attention.DTYPE_BYTES), value="float32", description="dtype",
-                                      layout=widgets.Layout(width="180px")),
+            "dtype": widgets.Dropdown(
+                options=list(attention.DTYPE_BYTES),
+                value="float32",
+                description="dtype",
+                layout=widgets.Layout(width="180px"),
+            ),
         }
 
     def compute(self, S, causal, batch, heads, layers, dtype) -> ScoreState:
@@ -200,14 +233,20 @@ class ScoreMatrixExplorer(Explorer):
 
     def figure(self, state: ScoreState) -> go.Figure:
         fig = make_subplots(
-            rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.14,
-            subplot_titles=("一句话的注意力权重（随机初始化的层）", f"分数矩阵的内存：{_memory_label(state)}"),
+            rows=1,
+            cols=2,
+            column_widths=[0.55, 0.45],
+            horizontal_spacing=0.14,
+            subplot_titles=(
+                "一句话的注意力权重（随机初始化的层）",
+                f"分数矩阵的内存：{_memory_label(state)}",
+            ),
         )
         fig.add_trace(_heatmap(state), row=1, col=1)
         for trace in _memory_traces(state):
             fig.add_trace(trace, row=1, col=2)
         _figure_layout(fig, state)
-        fig.update_layout(title=_title(state), height=470, legend=dict(orientation="h", x=0.58, y=-0.12))
+        fig.update_layout(title=_title(state), height=470, legend={"orientation": "h", "x": 0.58, "y": -0.12})
         return fig
 
     def update(self, fig: go.FigureWidget, state: ScoreState) -> None:
@@ -228,9 +267,13 @@ class ScoreMatrixExplorer(Explorer):
             full = score_state(S, False, **STATIC_CONFIG)
             causal = score_state(S, True, **STATIC_CONFIG)
             fig = make_subplots(
-                rows=1, cols=3, column_widths=[0.32, 0.32, 0.36], horizontal_spacing=0.09,
+                rows=1,
+                cols=3,
+                column_widths=[0.32, 0.32, 0.36],
+                horizontal_spacing=0.09,
                 subplot_titles=(
-                    f"无掩码：S² = {full.pairs:,}", f"因果掩码：S(S+1)/2 = {causal.pairs:,}",
+                    f"无掩码：S² = {full.pairs:,}",
+                    f"因果掩码：S(S+1)/2 = {causal.pairs:,}",
                     f"内存：{_memory_label(full)}",
                 ),
             )
@@ -246,7 +289,8 @@ class ScoreMatrixExplorer(Explorer):
             fig.update_yaxes(type="log", title_text="字节", exponentformat="SI", row=1, col=3)
             fig.update_layout(
                 title=f"S = {S}：分数矩阵约 {format_bytes(full.bytes)}（预算内最长 S = {full.max_S:,}）",
-                height=440, showlegend=False,
+                height=440,
+                showlegend=False,
             )
             states.append((f"S = {S}", fig))
         return stepped_figure(states, prefix="长度 ", active=2)
@@ -256,7 +300,9 @@ class ScoreMatrixExplorer(Explorer):
 def scaling_figure(result: attention.ScalingResult, fit_from: int = 0) -> go.Figure:
     """实测的用时与峰值内存（对数—对数坐标），图例里写上拟合的斜率。"""
     slopes = result.slopes(fit_from)
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("前向用时", "峰值内存（PyTorch 分配）"), horizontal_spacing=0.12)
+    fig = make_subplots(
+        rows=1, cols=2, subplot_titles=("前向用时", "峰值内存（PyTorch 分配）"), horizontal_spacing=0.12
+    )
     series = [
         (1, result.attention_seconds, f"自注意力（斜率 {slopes['attention_time']:.2f}）", PALETTE[0]),
         (1, result.rnn_seconds, f"RNN（斜率 {slopes['rnn_time']:.2f}）", PALETTE[1]),
@@ -265,9 +311,16 @@ def scaling_figure(result: attention.ScalingResult, fit_from: int = 0) -> go.Fig
     ]
     for col, ys, name, color in series:
         fig.add_trace(
-            go.Scatter(x=result.lengths, y=ys, name=name, mode="lines+markers", line=dict(color=color),
-                       hovertemplate="S = %{x}<br>%{y:.3s}<extra></extra>"),
-            row=1, col=col,
+            go.Scatter(
+                x=result.lengths,
+                y=ys,
+                name=name,
+                mode="lines+markers",
+                line={"color": color},
+                hovertemplate="S = %{x}<br>%{y:.3s}<extra></extra>",
+            ),
+            row=1,
+            col=col,
         )
     fig.update_xaxes(type="log", title_text="序列长度 S")
     fig.update_yaxes(type="log", exponentformat="SI")
@@ -275,7 +328,8 @@ def scaling_figure(result: attention.ScalingResult, fit_from: int = 0) -> go.Fig
     fig.update_yaxes(title_text="字节", row=1, col=2)
     fig.update_layout(
         title=f"本机实测（d = {result.d_model}，batch 1，单线程）：直线的斜率就是 S 的幂次",
-        height=420, legend=dict(orientation="h", y=-0.22),
+        height=420,
+        legend={"orientation": "h", "y": -0.22},
     )
     return fig
 
@@ -285,21 +339,34 @@ def reach_figure(rnn_reach: torch.Tensor, attention_reach: torch.Tensor) -> go.F
     S = rnn_reach.shape[1]
     positions = list(range(1, S + 1))
     fig = make_subplots(
-        rows=1, cols=2, column_widths=[0.6, 0.4], horizontal_spacing=0.12,
+        rows=1,
+        cols=2,
+        column_widths=[0.6, 0.4],
+        horizontal_spacing=0.12,
         subplot_titles=(f"RNN：k 轮传递之后（到位置 {S} 要 {S - 1} 轮）", "自注意力：一层之后"),
     )
     for col, reach, rows_title in ((1, rnn_reach, "轮"), (2, attention_reach, "层")):
         z = (reach > 1e-12).float().numpy()
         fig.add_trace(
             go.Heatmap(
-                z=z, x=positions, y=list(range(reach.shape[0])), customdata=reach.numpy(),
-                colorscale=[[0, "rgba(150,150,150,0.15)"], [1, PALETTE[0]]], zmin=0, zmax=1, showscale=False,
-                xgap=2, ygap=2,
+                z=z,
+                x=positions,
+                y=list(range(reach.shape[0])),
+                customdata=reach.numpy(),
+                colorscale=[[0, "rgba(150,150,150,0.15)"], [1, PALETTE[0]]],
+                zmin=0,
+                zmax=1,
+                showscale=False,
+                xgap=2,
+                ygap=2,
                 hovertemplate=f"%{{y}} {rows_title}之后，位置 %{{x}}<br>‖∂/∂x₁‖ = %{{customdata:.3g}}<extra></extra>",
             ),
-            row=1, col=col,
+            row=1,
+            col=col,
         )
         fig.update_xaxes(title_text="位置 t", dtick=1, row=1, col=col)
-        fig.update_yaxes(title_text=f"跨位置传递的{rows_title}数", autorange="reversed", dtick=1, row=1, col=col)
+        fig.update_yaxes(
+            title_text=f"跨位置传递的{rows_title}数", autorange="reversed", dtick=1, row=1, col=col
+        )
     fig.update_layout(title="x₁ 的信息到了哪里（蓝色：该位置的表示已经依赖 x₁）", height=380)
     return fig

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any, ClassVar
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
@@ -114,7 +115,7 @@ def corpus_curve() -> tuple[list[int], list[float]]:
 class TokenizerExplorer(Explorer):
     name = "tokenizer"
     title = "同一段文字的三种切分：字、词、字节级 BPE"
-    examples = [
+    examples: ClassVar[list[dict[str, Any]]] = [
         {"text": DEFAULT_TEXT, "vocab_size": 300},
         {"text": DEFAULT_TEXT, "vocab_size": 1000},
         {"text": "这本书我已经读过了", "vocab_size": 256},
@@ -154,30 +155,32 @@ class TokenizerExplorer(Explorer):
         )
         for _ in range(3):
             fig.add_trace(
-                go.Bar(orientation="h", textposition="inside", insidetextanchor="middle",
-                       textfont=dict(color="white", size=13), marker_line=dict(color="white", width=1),
+                go.Bar(orientation="h", textposition="inside", insidetextanchor="middle", textangle=0,
+                       textfont={"color": "white", "size": 13}, marker_line={"color": "white", "width": 1},
                        hovertemplate="%{customdata[1]}<br>token：%{customdata[0]}<br>ID = %{customdata[2]}"
                                      "<extra></extra>", showlegend=False),
                 row=1, col=1,
             )
-        fig.add_trace(go.Scatter(mode="lines+markers", name="BPE：这段文字", line=dict(color=PALETTE[1]),
+        fig.add_trace(go.Scatter(mode="lines+markers", name="BPE：这段文字", line={"color": PALETTE[1]},
                                  hovertemplate="词表 %{x}：%{y} 个 token<extra></extra>"), row=1, col=2)
         cx, cy = corpus_curve()
         fig.add_trace(go.Scatter(x=cx, y=cy, mode="lines", name="BPE：语料平均每句",
-                                 line=dict(color=PALETTE[1], dash="dot"),
+                                 line={"color": PALETTE[1], "dash": "dot"},
                                  hovertemplate="词表 %{x}：平均 %{y:.1f} 个 token<extra></extra>"), row=1, col=2)
         fig.add_trace(go.Scatter(mode="markers+text", name="字 / 词", textposition="top center",
-                                 marker=dict(size=11, color=PALETTE[0], symbol="diamond"),
+                                 marker={"size": 11, "color": PALETTE[0], "symbol": "diamond"},
                                  hovertemplate="%{text}：词表 %{x}，%{y} 个 token<extra></extra>"), row=1, col=2)
         fig.add_trace(go.Scatter(mode="markers", name="当前 BPE", showlegend=False,
-                                 marker=dict(size=18, color="rgba(0,0,0,0)", line=dict(color=PALETTE[3], width=2)),
+                                 marker={"size": 18, "color": "rgba(0,0,0,0)", "line": {"color": PALETTE[3], "width": 2}},
                                  hoverinfo="skip"), row=1, col=2)
         fig.update_xaxes(showgrid=False, zeroline=False, title_text="位置（以字为单位）", row=1, col=1)
         fig.update_yaxes(autorange="reversed", row=1, col=1)
-        fig.update_xaxes(type="log", title_text="词表大小 V", row=1, col=2)
+        fig.update_xaxes(type="log", title_text="词表大小 V", tickmode="array", tickvals=[v for v in BPE_SIZES if v != 300],
+                         row=1, col=2)
         fig.update_yaxes(title_text="token 数", rangemode="tozero", row=1, col=2)
-        fig.update_layout(barmode="overlay", height=380, uniformtext=dict(minsize=9, mode="hide"),
-                          legend=dict(orientation="h", x=0.68, y=-0.2))
+        fig.update_layout(barmode="overlay", height=400, uniformtext={"minsize": 9, "mode": "hide"},
+                          margin={"t": 90},
+                          legend={"x": 1, "xanchor": "right", "y": 1, "yanchor": "top", "bgcolor": "rgba(0,0,0,0)"})
         self._fill(fig, state)
         return fig
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
@@ -41,7 +42,7 @@ def matrix_state(text: str, layer: str) -> MatrixState:
 class XMatrixExplorer(Explorer):
     name = "x_matrix"
     title = "句子矩阵 X ∈ R^(S×d)：一行一个位置，一列一个通道"
-    examples = [
+    examples: ClassVar[list[dict[str, Any]]] = [
         {"text": SENTENCES[0], "layer": "X"},
         {"text": SENTENCES[0], "layer": "H"},
         {"text": SENTENCES[1], "layer": "X"},
@@ -64,7 +65,7 @@ class XMatrixExplorer(Explorer):
         return f"{LAYERS[state.layer]}：S = {S} 行（token），d = {d} 列（通道）{note}。"
 
     def figure(self, state: MatrixState) -> go.Figure:
-        fig = go.Figure(go.Heatmap(colorscale="RdBu", zmid=0, zmin=-1, zmax=1, colorbar=dict(title="值"),
+        fig = go.Figure(go.Heatmap(colorscale="RdBu", zmid=0, zmin=-1, zmax=1, colorbar={"title": "值"},
                                    hovertemplate="位置 %{customdata}<br>通道 %{x}<br>值 = %{z:.3f}"
                                                  "<extra></extra>"))
         fig.update_xaxes(title_text="通道 j（特征维度，共 d 个）")
@@ -84,5 +85,5 @@ class XMatrixExplorer(Explorer):
         fig.update_layout(height=max(300, 26 * S + 150), title=f"{LAYERS[state.layer]}　「{state.cv.text}」")
 
     def static_figure(self) -> go.Figure:
-        states = [(f"{k}：{s}", self.figure(matrix_state(s, k))) for s in SENTENCES for k in LAYERS]
+        states = [(f"句 {n + 1} · {k}", self.figure(matrix_state(s, k))) for n, s in enumerate(SENTENCES) for k in LAYERS]
         return stepped_figure(states, prefix="")
