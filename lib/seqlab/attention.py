@@ -305,9 +305,10 @@ def rnn_reach(S: int, d: int = 8, seed: int = 0) -> torch.Tensor:
         return rnn_parallel_sweeps(rnn, torch.cat([x1[None], X[1:]]), k)
 
     rows = []
-    for k in range(S):
-        J = torch.autograd.functional.jacobian(lambda x1, k=k: sweeps_from(x1, k), X[0])  # (S, d, d)
-        rows.append(J.flatten(1).norm(dim=1))  # (S,)：每个位置对 x_1 的导数范数
+    with one_thread():
+        for k in range(S):
+            J = torch.func.jacfwd(lambda x1, k=k: sweeps_from(x1, k))(X[0])  # (S, d, d)
+            rows.append(J.flatten(1).norm(dim=1))  # (S,)：每个位置对 x_1 的导数范数
     return torch.stack(rows).detach()
 
 
@@ -322,7 +323,8 @@ def attention_reach(S: int, d: int = 8, seed: int = 0, causal: bool = True) -> t
         layer = SelfAttention(d)
         X = torch.randn(S, d)
     mask = causal_mask(S) if causal else None
-    J = torch.autograd.functional.jacobian(lambda x1: layer(torch.cat([x1[None], X[1:]]), mask)[0], X[0])
+    with one_thread():
+        J = torch.func.jacfwd(lambda x1: layer(torch.cat([x1[None], X[1:]]), mask)[0])(X[0])
     before = torch.zeros(S)
     before[0] = math.sqrt(d)  # ‖∂x_1/∂x_1‖ = ‖I_d‖
     return torch.stack([before, J.flatten(1).norm(dim=1).detach()])
@@ -440,7 +442,7 @@ def resolver_accuracy(
 ) -> float:
     """在 ``examples`` 上的准确率：「它」一行里正确名词分到的权重多于另一个名词即算对。"""
     batch = encode_examples(examples, vocab)
-    with torch.no_grad():
+    with torch.no_grad(), one_thread():
         _, A2 = model(batch.ids)
     mass = referent_mass(A2, batch.pronoun, batch.spans)
     return float((mass.argmax(-1) == batch.answer).float().mean())
