@@ -58,7 +58,7 @@ test-site: $(STAMP)
 	$(BIN)/pytest -rs tests/test_site.py tests/test_browser.py tests/test_pdf.py
 
 lab: $(STAMP)
-	$(BIN)/jupyter lab chapters/ch01
+	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) chapters/ch01
 
 serve:
 	@test -d $(HTML) || { echo "还没有构建网站：请先运行 make book"; exit 1; }

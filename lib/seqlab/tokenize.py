@@ -5,7 +5,7 @@
 * ``CharTokenizer``：一个字一个 token；
 * ``WordTokenizer``：用真实的中文分词器 jieba 切成词；
 * ``ByteBPETokenizer``：用 Hugging Face ``tokenizers`` 在本书语料上训练的字节级 BPE
-  （byte-level BPE，:cite:`sennrich2016neural` 的 BPE 加上 GPT-2 式的字节字母表）。
+  （byte-level BPE：Sennrich 等人 2016 年的子词 BPE，加上 GPT-2 式的字节字母表）。
 
 前两种的词表是封闭的：语料里没见过的字或词只能映射到 ``<unk>``，解码时原文就丢了。
 字节级 BPE 的初始字母表是全部 256 个字节，任何 UTF-8 文本都能无损地编码、再解码回来；

@@ -116,7 +116,7 @@ def _layout(state: AttentionState) -> dict:
     """随状态变化的版面：标题、高度、坐标刻度、当前行的框、c_t 的说明。"""
     t, xs, ys = state.step, _categories(state.source), _categories(state.output)
     return {
-        "title": {"text": f"注意力模型翻译「{''.join(state.source)}」"},
+        "title": {"text": f"注意力模型翻译「{''.join(state.source)}」", "y": 0.98, "yanchor": "top"},
         "height": max(480, 26 * len(state.source) + 300),
         "xaxis": {"tickvals": xs, "ticktext": state.source},
         "yaxis": {"tickvals": ys, "ticktext": state.output},
@@ -162,10 +162,11 @@ def attention_figure(state: AttentionState) -> go.Figure:
     )
     fig.update_layout(
         xaxis={"domain": [0.0, 0.54]},
-        xaxis2={"domain": [0.72, 1.0], "anchor": "y2", "tickmode": "array", "title": {"text": "源字 j"}},
+        xaxis2={"domain": [0.72, 1.0], "anchor": "y2", "tickmode": "array", "tickangle": 0, "tickfont": {"size": 10},
+                "title": {"text": "源字 j"}},
         yaxis2={"domain": [0.0, 0.6], "anchor": "x2", "range": [0, 1.05]},
         legend={"orientation": "h", "x": 0.0, "y": -0.06},
-        margin={"t": 120},
+        margin={"t": 150},
     )
     fig.update_layout(_layout(state))
     return fig

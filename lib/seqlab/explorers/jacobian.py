@@ -18,6 +18,7 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 import ipywidgets as widgets
+import numpy as np
 import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
@@ -382,6 +383,9 @@ class JacobianExplorer(Explorer):
         for i, (trace, new) in enumerate(zip(fig.data, traces)):
             changed = {k: v for k, v in new.items() if last is None or last[0][i].get(k) != v}
             changed.pop("type", None)
+            for key in ("x", "y"):  # 数值数组以 numpy 形式交给 plotly：校验快得多，并以二进制传给前端
+                if key in changed:
+                    changed[key] = np.asarray(changed[key], dtype=float)
             if changed:
                 trace.update(changed)
         layout = _layout(state)

@@ -72,7 +72,7 @@ def _title(state: LayerHeadState) -> str:
 
 def layer_head_figure(state: LayerHeadState) -> go.Figure:
     fig = attention_heatmap(state.alpha, state.tokens, state.tokens, title=_title(state))
-    fig.update_layout(title={"font": {"size": 14}}, height=520, width=None)
+    fig.update_layout(title={"font": {"size": 14}, "y": 0.98, "yanchor": "top"}, height=560, margin={"t": 130})
     return fig
 
 

@@ -89,7 +89,7 @@ class NextTokenExplorer(Explorer):
             column_widths=[0.64, 0.36],
             specs=[[{"secondary_y": True}, {}]],
             subplot_titles=("每个位置的 p(xₜ | 前文)", "下一个字的候选"),
-            horizontal_spacing=0.17,
+            horizontal_spacing=0.2,
         )
         labels = _labels(state.text)
         fig.add_trace(
@@ -127,16 +127,15 @@ class NextTokenExplorer(Explorer):
             row=1,
             col=2,
         )
-        fig.update_yaxes(title_text="概率", range=[0, 1], row=1, col=1, secondary_y=False)
-        fig.update_yaxes(row=1, col=1, secondary_y=True, showgrid=False)
+        fig.update_yaxes(title_text="条件概率（柱）", range=[0, 1], row=1, col=1, secondary_y=False)
+        fig.update_yaxes(title_text="累计 log p（折线）", row=1, col=1, secondary_y=True, showgrid=False)
         fig.update_xaxes(range=[0, 1], title_text="概率", row=1, col=2)
         fig.update_layout(
             title=dict(text=self._title(state), y=0.97),
             height=440,
             margin=dict(t=100),
-            legend=dict(orientation="h", x=0, y=-0.18, traceorder="normal"),
+            showlegend=False,
         )
-        fig.data[2].showlegend = False
         return fig
 
     @staticmethod

@@ -36,6 +36,7 @@ PARTS = {
     "block": "整个块（不加位置）",
     "attn_pos": "自注意力（加正弦位置）",
 }
+SHORT = {"attn": "注意力", "ffn": "FFN", "block": "整个块", "attn_pos": "注意力 + 位置"}  # 滑块上的短标签
 EXAMPLE_TEXT = "狗咬了人"
 STATIC_TEXT = "狗咬了邮递员"
 
@@ -127,21 +128,29 @@ def _title(state: PermutationState) -> str:
     return f"{PARTS[state.part]}｜{order}｜最大差异 {state.max_gap:.1e}，{verdict}"
 
 
+FLOOR = 1e-9  # 对数坐标画不了 0：比它还小的差异按它来画（悬停时显示真实值）
+
+
+def _zmax(state: PermutationState) -> float:
+    return max(abs(v) for row in state.then_shuffle + state.shuffle_then for v in row) or 1.0
+
+
 def _traces(state: PermutationState) -> list[go.BaseTraceType]:
     labels = _labels(state)
-    heat = {"y": labels, "zmid": 0, "zmin": -3, "zmax": 3, "colorscale": "RdBu", "showscale": False,
-                "hovertemplate": "位置 %{y}<br>第 %{x} 维 = %{z:.3f}<extra></extra>"}
+    z = _zmax(state)
+    heat = {"y": labels, "zmid": 0, "zmin": -z, "zmax": z, "colorscale": "RdBu", "showscale": False,
+            "hovertemplate": "位置 %{y}<br>第 %{x} 维 = %{z:.3f}<extra></extra>"}
     return [
         go.Heatmap(z=state.then_shuffle, **heat),
         go.Heatmap(z=state.shuffle_then, **heat),
-        go.Bar(x=state.gap, y=labels, orientation="h", marker_color="#b5485d",
-               hovertemplate="位置 %{y}：最大差异 %{x:.2e}<extra></extra>"),
+        go.Bar(x=[max(g, FLOOR) for g in state.gap], y=labels, orientation="h", marker_color="#b5485d",
+               customdata=state.gap, hovertemplate="位置 %{y}：最大差异 %{customdata:.2e}<extra></extra>"),
     ]
 
 
 def permutation_figure(state: PermutationState) -> go.Figure:
     fig = make_subplots(
-        rows=1, cols=3, column_widths=[0.36, 0.36, 0.28], horizontal_spacing=0.08, shared_yaxes=True,
+        rows=1, cols=3, column_widths=[0.34, 0.34, 0.32], horizontal_spacing=0.07, shared_yaxes=True,
         subplot_titles=("先算再打乱：P·f(X)", "先打乱再算：f(P·X)", "两者之差（每行最大绝对值）"),
     )
     for col, trace in enumerate(_traces(state), start=1):
@@ -149,10 +158,15 @@ def permutation_figure(state: PermutationState) -> go.Figure:
     fig.update_yaxes(autorange="reversed", title_text="打乱后的位置", row=1, col=1)
     fig.update_xaxes(title_text="输出的维度", row=1, col=1)
     fig.update_xaxes(title_text="输出的维度", row=1, col=2)
-    fig.update_xaxes(title_text="最大绝对差", range=[0, 2.5], row=1, col=3)
-    fig.update_layout(title={"text": _title(state), "font": {"size": 14}}, height=max(330, 26 * len(state.tokens) + 200),
-                      showlegend=False)
+    fig.update_xaxes(title_text="最大绝对差（对数坐标）", type="log", range=[-9, 0.5],
+                     exponentformat="power", row=1, col=3)
+    fig.update_layout(title={"text": _title(state), "font": {"size": 14}}, height=_height(state),
+                      showlegend=False, margin={"t": 90})
     return fig
+
+
+def _height(state: PermutationState) -> int:
+    return max(420, 28 * len(state.tokens) + 240)
 
 
 @register
@@ -186,14 +200,14 @@ class PermutationExplorer(Explorer):
         """只替换三条轨迹的数据和标题，不重建子图。"""
         for old, new in zip(fig.data, _traces(state)):
             if isinstance(new, go.Heatmap):
-                old.z, old.y = new.z, new.y
+                old.z, old.y, old.zmin, old.zmax = new.z, new.y, new.zmin, new.zmax
             else:
-                old.x, old.y = new.x, new.y
+                old.x, old.y, old.customdata = new.x, new.y, new.customdata
         fig.layout.title.text = _title(state)
-        fig.layout.height = max(330, 26 * len(state.tokens) + 200)
+        fig.layout.height = _height(state)
 
     def static_figure(self) -> go.Figure:
         states = [
-            (PARTS[part], permutation_figure(permutation_state(STATIC_TEXT, part, 2))) for part in PARTS
+            (SHORT[part], permutation_figure(permutation_state(STATIC_TEXT, part, 2))) for part in PARTS
         ]
         return stepped_figure(states, prefix="部件：")

@@ -55,7 +55,7 @@ def timeline_figure(timelines: dict[str, list[Span]], S: int) -> go.Figure:
     fig.update_xaxes(title_text="时间（毫秒，本机实测）", row=len(modes), col=1)
     fig.update_layout(
         title=f"同样 {S} 个 token 的三种处理方式：哪些工作能并排做，哪些只能排队",
-        height=250 * len(modes) + 120, legend={"orientation": "h", "y": 1.08, "x": 1, "xanchor": "right"},
+        height=250 * len(modes) + 140, legend={"orientation": "h", "y": -0.12, "x": 0},
     )
     return fig
 
