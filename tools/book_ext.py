@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -19,8 +20,29 @@ PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 PLOTLY_STATIC = "seqlab/plotly.min.js"
 
 
+GLOSSARY = HERE.parent / "chapters" / "appendix" / "glossary.md"
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def glossary_terms(path: Path = GLOSSARY) -> list[str]:
+    """术语表 ``{glossary}`` 块里的词条（不缩进的非空行）。"""
+    text = path.read_text(encoding="utf-8")
+    block = text[text.index("```{glossary}") : text.rindex("```")]
+    return [line.strip() for line in block.splitlines()[1:] if line.strip() and not line.startswith(" ")]
+
+
+def _search_dictionary(app) -> Path:
+    """jieba 用户词典 = 术语表里的中文词条 + tools/zh_terms.txt，使搜索能找到整个术语。"""
+    words = dict.fromkeys(t for t in glossary_terms() if CJK.search(t) and " " not in t)
+    lines = [f"{w} 50 n" for w in words] + TERMS.read_text(encoding="utf-8").splitlines()
+    target = Path(app.outdir).parent / "zh_search_dict.txt"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return target
+
+
 def _config_inited(app, config):
-    config.html_search_options = {"dict": str(TERMS)}
+    config.html_search_options = {"dict": str(_search_dictionary(app))}
     # myst-nb 在页面含控件状态时会从公网加载 require.js 与控件管理器：一律关掉。
     config.nb_ipywidgets_js = {}
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -293,6 +294,16 @@ def rnn_parallel_sweeps(rnn: nn.RNN, X: torch.Tensor, sweeps: int) -> torch.Tens
     return H
 
 
+def _jacobian(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> torch.Tensor:
+    """前向模式的雅可比矩阵 ``∂fn(x)/∂x``（输入维数很小，前向模式最快）。
+
+    屏蔽 PyTorch 内部关于 ``torch.jit.script`` 的弃用警告：它来自 ``torch.func`` 自己，与读者无关。
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".*torch\.jit\.script.*", category=DeprecationWarning)
+        return torch.func.jacfwd(fn)(x)
+
+
 def rnn_reach(S: int, d: int = 8, seed: int = 0) -> torch.Tensor:
     """``R[k, t] = ‖∂H⁽ᵏ⁾_t / ∂x_1‖``，``k = 0 … S-1``：RNN 做了 k 轮传递后，第 1 个位置的输入影响到了哪些位置。"""
     S = _check_length(S)
@@ -307,7 +318,7 @@ def rnn_reach(S: int, d: int = 8, seed: int = 0) -> torch.Tensor:
     rows = []
     with one_thread():
         for k in range(S):
-            J = torch.func.jacfwd(lambda x1, k=k: sweeps_from(x1, k))(X[0])  # (S, d, d)
+            J = _jacobian(lambda x1, k=k: sweeps_from(x1, k), X[0])  # (S, d, d)
             rows.append(J.flatten(1).norm(dim=1))  # (S,)：每个位置对 x_1 的导数范数
     return torch.stack(rows).detach()
 
@@ -324,7 +335,7 @@ def attention_reach(S: int, d: int = 8, seed: int = 0, causal: bool = True) -> t
         X = torch.randn(S, d)
     mask = causal_mask(S) if causal else None
     with one_thread():
-        J = torch.func.jacfwd(lambda x1: layer(torch.cat([x1[None], X[1:]]), mask)[0])(X[0])
+        J = _jacobian(lambda x1: layer(torch.cat([x1[None], X[1:]]), mask)[0], X[0])
     before = torch.zeros(S)
     before[0] = math.sqrt(d)  # ‖∂x_1/∂x_1‖ = ‖I_d‖
     return torch.stack([before, J.flatten(1).norm(dim=1).detach()])
