@@ -48,6 +48,7 @@ test: $(STAMP)
 	$(MAKE) test-site
 
 test-lib: $(STAMP)
+	$(BIN)/ruff check lib tests tools
 	$(BIN)/pytest -n $(JOBS) -m "not slow and not browser" tests
 
 test-notebooks: $(STAMP)

@@ -124,7 +124,7 @@ def test_static_explorer_controls_change_the_plot(browser, server, page):
         )
         controls = [c for c in _figures_with_controls(p) if c[1] or c[2]]
         assert controls, f"{page} 上没有带滑块或下拉菜单的静态探索器"
-        for index, n_sliders, n_menus in controls:
+        for index, n_sliders, _n_menus in controls:
             gd = p.locator(".plotly-graph-div").nth(index)
             gd.scroll_into_view_if_needed()
             before = gd.evaluate(STATE)

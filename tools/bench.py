@@ -33,6 +33,7 @@ def bench_notebooks() -> list[tuple[str, float, bool]]:
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
+
     from student import notebooks
 
     os.environ["SEQLAB_STRICT_CHECKS"] = "1"

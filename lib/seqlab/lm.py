@@ -13,7 +13,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import torch
 
@@ -131,7 +131,7 @@ class NGramLM:
         return sum(math.log(p) for p in self.conditionals(text, include_eos=include_eos))
 
 
-@lru_cache(maxsize=None)
+@cache
 def book_model(order: int, k: float = 0.1) -> NGramLM:
     """在本书语料的训练部分上拟合的 n-gram 模型（按阶数缓存）。"""
     from seqlab import corpus

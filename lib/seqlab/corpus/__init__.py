@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import random
-from functools import lru_cache
+from functools import cache
 
 PEOPLE = ["我", "你", "他", "她", "我们", "老师", "妈妈", "哥哥", "妹妹", "同学", "小王", "小李", "爷爷"]
 BOOKS = ["这本书", "那本小说", "这篇文章", "那本杂志", "这本教材", "那首长诗", "这份报告", "那本童话"]
@@ -91,7 +91,7 @@ def _fill(template: str, rng: random.Random) -> str:
     )
 
 
-@lru_cache(maxsize=None)
+@cache
 def book_corpus(n_sentences: int = 1200, seed: int = 2017) -> tuple[str, ...]:
     """本书的中文语料：``n_sentences`` 个互不相同的句子（元组，按生成顺序）。
 

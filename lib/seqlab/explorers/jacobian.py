@@ -298,9 +298,9 @@ def jacobian_figure(state: JacobianState, title: str | None = None) -> go.Figure
     fig = make_subplots(rows=1, cols=2)
     fig.add_traces(_traces(state))
     fig.update_layout(
-        _layout(state, title), height=460,
-        legend={"orientation": "h", "x": 0.0, "y": -0.2, "xanchor": "left", "yanchor": "top"},
-        margin={"t": 80, "b": 110},
+        _layout(state, title), height=480,
+        legend={"orientation": "h", "x": 0.0, "y": 1.11, "xanchor": "left", "yanchor": "bottom"},
+        margin={"t": 120, "b": 60},
     )
     return fig
 
