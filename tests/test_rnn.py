@@ -326,3 +326,43 @@ def test_explorer_live_update_budget():
         assert view.set(**params), view.status
         cold.append(time.process_time() - start)
     assert statistics.median(cold) < 0.2
+
+
+# --- 练习的检查：答案通过，常见错误得到有针对性的提示 --------------------------------------------
+def test_exercise_checks_teach_the_common_mistakes(monkeypatch):
+    monkeypatch.delenv("SEQLAB_STRICT_CHECKS", raising=False)
+    from seqlab.exercises import sec03
+
+    assert sec03.check_tanh_jacobian(lambda h, W: (1 - h**2)[:, None] * W)
+    wrong_side = sec03.check_tanh_jacobian(lambda h, W: W * (1 - h**2)[None, :])
+    assert not wrong_side and "列" in wrong_side.message
+    assert sec03.check_scale_for_target(lambda t, r: t ** (1 / r))
+    linear = sec03.check_scale_for_target(lambda t, r: t / r)
+    assert not linear and "g^r" in linear.message
+
+    def norms(W, U, with_slope=True):
+        h, out = torch.zeros(W.shape[0], dtype=W.dtype), []
+        for u in U:
+            h = torch.tanh(u + W @ h)
+            J = (1 - h**2)[:, None] * W if with_slope else W
+            out.append(float(torch.linalg.matrix_norm(J, ord=2)))
+        return out
+
+    assert sec03.check_saturation(norms)
+    forgot = sec03.check_saturation(lambda W, U: norms(W, U, with_slope=False))
+    assert not forgot and "diag(1 - h_j²)" in forgot.message
+
+    def gru(x, h, W_ih, W_hh, b_ih, b_hh, swap=False):
+        d = h.shape[-1]
+        gi, gh = x @ W_ih.T + b_ih, h @ W_hh.T + b_hh
+        r = torch.sigmoid(gi[:, :d] + gh[:, :d])
+        z = torch.sigmoid(gi[:, d:2 * d] + gh[:, d:2 * d])
+        n = torch.tanh(gi[:, 2 * d:] + r * gh[:, 2 * d:])
+        return z * n + (1 - z) * h if swap else (1 - z) * n + z * h
+
+    assert sec03.check_gru_cell(gru)
+    swapped = sec03.check_gru_cell(lambda *a: gru(*a, swap=True))
+    assert not swapped and "放反" in swapped.message
+    for check in (sec03.check_tanh_jacobian, sec03.check_scale_for_target, sec03.check_saturation,
+                  sec03.check_gru_cell):
+        assert not check(None)

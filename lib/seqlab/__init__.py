@@ -13,11 +13,16 @@ __all__ = ["setup"]
 
 
 def setup(seed: int = 0) -> None:
-    """每个笔记本的第一个代码单元都调用它：固定随机种子，设定 plotly 的离线渲染与样式。"""
+    """每个笔记本的第一个代码单元都调用它：固定随机种子、单线程运行 torch，设定 plotly 的离线渲染与样式。
+
+    本书的模型都很小：多线程的调度开销远大于收益，机器繁忙时单次前向甚至会慢上几十倍；
+    单线程也让计时更稳定、结果逐位可复现。
+    """
     import torch
 
     from seqlab.figures import use_book_defaults
 
     random.seed(seed)
     torch.manual_seed(seed)
+    torch.set_num_threads(1)
     use_book_defaults()

@@ -68,7 +68,7 @@ def check_scale_for_target(g_for):
             g = float(got)
         except (TypeError, ValueError):
             fail(f"g_for({target}, {r}) 应返回一个数，你返回的是 {got!r}。")
-        if math.isclose(g, target / r, rel_tol=1e-9) and target != 1.0:
+        if math.isclose(g, target / r, rel_tol=1e-9) and not math.isclose(target / r, target ** (1 / r)):
             fail("范数不是按 g·r 线性变化，而是按 g^r 指数变化：需要解 g^r = target。")
         norm = float(torch.linalg.matrix_norm(torch.linalg.matrix_power(g * Q, r), ord=2)) if g > 0 else 0.0
         expect_close(norm, target, f"用你的 g = {g:.6g} 时，r = {r} 步后的梯度范数", tol=1e-6)

@@ -117,7 +117,8 @@ class ItAttentionExplorer(Explorer):
             row_title="「它」所在的句子",
             col_title="被读取的字",
         )
-        fig.update_layout(height=330)
+        fig.update_xaxes(title_text="")
+        fig.update_layout(height=330, margin={"t": 110})
         return fig
 
     def static_figure(self) -> go.Figure:
@@ -129,10 +130,14 @@ class ItAttentionExplorer(Explorer):
                 text="；".join(_verdict(e, m) for e, m in zip(state.examples, state.mass)),
                 xref="paper",
                 yref="paper",
-                x=0,
-                y=-0.12,
+                x=0.2,
+                y=-0.1,
                 showarrow=False,
                 xanchor="left",
+                yanchor="top",
             )
+            fig.update_layout(height=380, margin={"b": 90})
             states.append((f"{noun_a}·{noun_b}", fig))
-        return stepped_figure(states, control="dropdown")
+        fig = stepped_figure(states, control="dropdown")
+        fig.layout.updatemenus[0].update(x=0.0, xanchor="left", y=-0.08, yanchor="top", direction="up")
+        return fig

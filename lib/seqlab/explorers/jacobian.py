@@ -162,7 +162,12 @@ def jacobian_state(
     d = _integer(d, *D_RANGE, "状态维度 d")
     seed = _integer(seed, 0, SEEDS - 1, "随机种子")
     with _one_thread():
-        curves = {k: family_curve(k, d, rho, beta, phi, input_scale, seed) for k in rnn.KINDS}
+        # 与某一类无关的参数不进缓存键：拖动 β 只重算非正规矩阵，线性 φ 下拖动输入幅度什么也不用重算。
+        curves = {
+            k: family_curve(k, d, rho, beta if k == "nonnormal" else 0.0, phi,
+                            input_scale if phi == "tanh" else 0.0, seed)
+            for k in rnn.KINDS
+        }
         singular = {
             k: rnn.log10_singular_values(c.M[r - 1], float(c.log10_c[r - 1])).tolist() for k, c in curves.items()
         }

@@ -89,35 +89,40 @@ def decode_cost_figure(contexts: list[int], rows: list[dict[str, float]], d_mode
     return fig
 
 
-def prefill_decode_markdown(results: list[PrefillDecode]) -> str:
-    """实测结果排成一张 Markdown 表：用时、相对 Prefill 的倍数、运算量。"""
-    lines = [
-        "| S | Prefill | Decode（KV cache） | Decode（每步重算） | 运算量：Prefill / cache / 重算 |",
-        "|---:|---:|---:|---:|---:|",
-    ]
+def _html_table(header: list[str], rows: list[list[str]], note: str = "") -> str:
+    """一张朴素的 HTML 表格（网站与 JupyterLab 都能直接显示；Markdown 表格在网站的输出里不渲染）。"""
+    head = "".join(f"<th>{h}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    caption = f"<p>{note}</p>" if note else ""
+    return f'<table class="seqlab-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{caption}'
+
+
+def prefill_decode_table(results: list[PrefillDecode]) -> str:
+    """实测结果排成一张 HTML 表：用时、相对 Prefill 的倍数、运算量。"""
+    header = ["S", "Prefill", "Decode（KV cache）", "Decode（每步重算）", "运算量：Prefill / cache / 重算"]
+    rows = []
     for r in results:
         p = r.seconds["prefill"]
         cells = [f"{r.seconds[m] * 1000:.1f} ms（{r.seconds[m] / p:.0f}×）" for m in ("decode_cache", "decode_recompute")]
         flops = " / ".join(f"{r.flops[m] / 1e6:.0f}M" for m in ("prefill", "decode_cache", "decode_recompute"))
-        lines.append(f"| {r.S} | {p * 1000:.1f} ms | {cells[0]} | {cells[1]} | {flops} |")
-    return "\n".join(lines)
+        rows.append([str(r.S), f"{p * 1000:.1f} ms", *cells, flops])
+    return _html_table(header, rows, "括号里是相对 Prefill 用时的倍数；运算量单位 M = 10⁶ 次浮点运算。")
 
 
-def table1_markdown(counts: dict[int, dict[str, dict[str, int]]], d: int) -> str:
-    """Vaswani 等（2017）表 1 的三列，公式旁边写上在几个长度 n 上实测的计数。"""
+def table1_table(counts: dict[int, dict[str, dict[str, int]]], d: int) -> str:
+    """Vaswani 等（2017）表 1 的三列，公式旁边写上在几个长度 n 上实测的计数（HTML 表）。"""
     ns = sorted(counts)
-    rows = [
+    kinds = [
         ("自注意力", "self_attention", "O(n²·d)", "O(1)", "O(1)"),
         ("循环层（RNN）", "recurrent", "O(n·d²)", "O(n)", "O(n)"),
     ]
     head = "、".join(f"n = {n}" for n in ns)
-    lines = [
-        f"| 层的类型 | 每层运算量 | 实测 FLOP（{head}） | 串行步数 | 实测最长依赖链 | 最长路径 | 实测 x₁→yₙ 的最短链 |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for name, key, cost, seq, path in rows:
+    header = ["层的类型", "每层运算量", f"实测 FLOP（{head}）", "串行步数", "实测最长依赖链",
+              "最长路径", "实测 x₁→yₙ 的最短链"]
+    rows = []
+    for name, key, cost, seq, path in kinds:
         flops = " / ".join(f"{counts[n][key]['flops']:,}" for n in ns)
         depth = " / ".join(str(counts[n][key]["sequential"]) for n in ns)
         dist = " / ".join(str(counts[n][key]["path"]) for n in ns)
-        lines.append(f"| {name} | {cost} | {flops} | {seq} | {depth} | {path} | {dist} |")
-    return "\n".join(lines) + f"\n\n（d = {d}；后三列是计算图里的运算个数。）"
+        rows.append([name, cost, flops, seq, depth, path, dist])
+    return _html_table(header, rows, f"d = {d}；后面两列“实测”是计算图里的运算个数。")

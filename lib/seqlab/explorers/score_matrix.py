@@ -115,7 +115,7 @@ def score_state(
     )
 
 
-def _heatmap(state: ScoreState, *, showscale: bool = True) -> go.Heatmap:
+def _heatmap(state: ScoreState, *, showscale: bool = True, colorbar_x: float = 1.02) -> go.Heatmap:
     """只画允许读取的格子：z、x、y 都是一维数组（每个配对一个元素），因果掩码下正好 S(S+1)/2 个。
 
     一维的数值数组在网页和控件里都以二进制传输，S = 256 时也很快。
@@ -129,7 +129,7 @@ def _heatmap(state: ScoreState, *, showscale: bool = True) -> go.Heatmap:
         zmax=1.0,
         colorscale="Blues",
         showscale=showscale,
-        colorbar={"title": "权重", "len": 0.8},
+        colorbar={"title": "权重", "len": 0.8, "x": colorbar_x, "thickness": 14},
         hovertemplate="Query 位置 %{y} 读 Key 位置 %{x}<br>权重 = %{z:.3f}<extra></extra>",
     )
 
@@ -187,12 +187,20 @@ def _memory_label(state: ScoreState) -> str:
 
 
 def _figure_layout(fig: go.Figure, state: ScoreState) -> None:
-    fig.update_xaxes(title_text="Key 位置 j（被读取）", side="top", row=1, col=1, **_axis_ticks(state))
+    fig.update_xaxes(
+        title_text="Key 位置 j（被读取）", constrain="domain", row=1, col=1, **_axis_ticks(state)
+    )
     fig.update_yaxes(
-        title_text="Query 位置 i（读取方）", autorange="reversed", row=1, col=1, **_axis_ticks(state)
+        title_text="Query 位置 i（读取方）",
+        autorange="reversed",
+        scaleanchor="x",
+        constrain="domain",
+        row=1,
+        col=1,
+        **_axis_ticks(state),
     )
     fig.update_xaxes(type="log", title_text="序列长度 S", row=1, col=2)
-    fig.update_yaxes(type="log", title_text="字节", exponentformat="SI", row=1, col=2)
+    fig.update_yaxes(type="log", title_text="", exponentformat="SI", ticksuffix="B", row=1, col=2)
 
 
 @register
@@ -242,7 +250,7 @@ class ScoreMatrixExplorer(Explorer):
                 f"分数矩阵的内存：{_memory_label(state)}",
             ),
         )
-        fig.add_trace(_heatmap(state), row=1, col=1)
+        fig.add_trace(_heatmap(state, colorbar_x=0.47), row=1, col=1)
         for trace in _memory_traces(state):
             fig.add_trace(trace, row=1, col=2)
         _figure_layout(fig, state)
@@ -251,7 +259,7 @@ class ScoreMatrixExplorer(Explorer):
 
     def update(self, fig: go.FigureWidget, state: ScoreState) -> None:
         """只替换数据数组和标题（不重建子图），S = 256 时也在几十毫秒内完成。"""
-        new = _heatmap(state)
+        new = _heatmap(state, colorbar_x=0.47)
         heat = fig.data[0]
         heat.z, heat.x, heat.y = new.z, new.x, new.y
         for old, trace in zip(fig.data[1:], _memory_traces(state)):
@@ -278,15 +286,24 @@ class ScoreMatrixExplorer(Explorer):
                 ),
             )
             fig.add_trace(_heatmap(full, showscale=False), row=1, col=1)
-            fig.add_trace(_heatmap(causal), row=1, col=2)
+            fig.add_trace(_heatmap(causal, colorbar_x=0.6), row=1, col=2)
             for trace in _memory_traces(full):
                 fig.add_trace(trace, row=1, col=3)
-            for col in (1, 2):
-                fig.update_xaxes(title_text="Key 位置 j", side="top", row=1, col=col, **_axis_ticks(full))
-                fig.update_yaxes(autorange="reversed", row=1, col=col, **_axis_ticks(full))
+            for col, anchor in ((1, "x"), (2, "x2")):
+                fig.update_xaxes(
+                    title_text="Key 位置 j", constrain="domain", row=1, col=col, **_axis_ticks(full)
+                )
+                fig.update_yaxes(
+                    autorange="reversed",
+                    scaleanchor=anchor,
+                    constrain="domain",
+                    row=1,
+                    col=col,
+                    **_axis_ticks(full),
+                )
             fig.update_yaxes(title_text="Query 位置 i", row=1, col=1)
             fig.update_xaxes(type="log", title_text="序列长度 S", row=1, col=3)
-            fig.update_yaxes(type="log", title_text="字节", exponentformat="SI", row=1, col=3)
+            fig.update_yaxes(type="log", title_text="", exponentformat="SI", ticksuffix="B", row=1, col=3)
             fig.update_layout(
                 title=f"S = {S}：分数矩阵约 {format_bytes(full.bytes)}（预算内最长 S = {full.max_S:,}）",
                 height=440,
@@ -301,35 +318,35 @@ def scaling_figure(result: attention.ScalingResult, fit_from: int = 0) -> go.Fig
     """实测的用时与峰值内存（对数—对数坐标），图例里写上拟合的斜率。"""
     slopes = result.slopes(fit_from)
     fig = make_subplots(
-        rows=1, cols=2, subplot_titles=("前向用时", "峰值内存（PyTorch 分配）"), horizontal_spacing=0.12
+        rows=1, cols=2, subplot_titles=("前向用时（毫秒）", "峰值内存（PyTorch 分配）"), horizontal_spacing=0.12
     )
     series = [
-        (1, result.attention_seconds, f"自注意力（斜率 {slopes['attention_time']:.2f}）", PALETTE[0]),
-        (1, result.rnn_seconds, f"RNN（斜率 {slopes['rnn_time']:.2f}）", PALETTE[1]),
-        (2, result.attention_peak, f"自注意力（斜率 {slopes['attention_memory']:.2f}）", PALETTE[0]),
-        (2, result.rnn_peak, f"RNN（斜率 {slopes['rnn_memory']:.2f}）", PALETTE[1]),
+        (1, [t * 1e3 for t in result.attention_seconds], "自注意力·用时", slopes["attention_time"], PALETTE[0], "ms"),
+        (1, [t * 1e3 for t in result.rnn_seconds], "RNN·用时", slopes["rnn_time"], PALETTE[1], "ms"),
+        (2, result.attention_peak, "自注意力·内存", slopes["attention_memory"], PALETTE[0], "B"),
+        (2, result.rnn_peak, "RNN·内存", slopes["rnn_memory"], PALETTE[1], "B"),
     ]
-    for col, ys, name, color in series:
+    for col, ys, name, slope, color, unit in series:
         fig.add_trace(
             go.Scatter(
                 x=result.lengths,
                 y=ys,
-                name=name,
+                name=f"{name}（斜率 {slope:.2f}）",
                 mode="lines+markers",
-                line={"color": color},
-                hovertemplate="S = %{x}<br>%{y:.3s}<extra></extra>",
+                line={"color": color, "dash": "solid" if col == 1 else "dot"},
+                hovertemplate=f"S = %{{x}}<br>%{{y:.3s}}{unit}<extra>{name}</extra>",
             ),
             row=1,
             col=col,
         )
-    fig.update_xaxes(type="log", title_text="序列长度 S")
+    fig.update_xaxes(type="log", title_text="序列长度 S", tickvals=result.lengths)
     fig.update_yaxes(type="log", exponentformat="SI")
-    fig.update_yaxes(title_text="秒", row=1, col=1)
-    fig.update_yaxes(title_text="字节", row=1, col=2)
+    fig.update_yaxes(ticksuffix="B", row=1, col=2)
+    first = result.lengths[fit_from]
     fig.update_layout(
-        title=f"本机实测（d = {result.d_model}，batch 1，单线程）：直线的斜率就是 S 的幂次",
-        height=420,
-        legend={"orientation": "h", "y": -0.22},
+        title=f"本机实测（d = {result.d_model}，batch 1，单线程；斜率用 S ≥ {first} 的点拟合）",
+        height=430,
+        legend={"orientation": "h", "y": -0.25},
     )
     return fig
 
