@@ -138,7 +138,7 @@ def test_static_explorer_controls_change_the_plot(browser, server, page):
                 p.mouse.click(box["x"] + frac * box["width"], box["y"] + box["height"] / 2)
             else:
                 gd.locator(".updatemenu-header-group").first.click()
-                items = gd.locator(".updatemenu-item-rect")
+                items = gd.locator(".updatemenu-button")
                 active = gd.evaluate("g => g.layout.updatemenus[0].active || 0")
                 items.nth(1 if active == 0 else 0).click()
             p.wait_for_timeout(400)

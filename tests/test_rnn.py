@@ -14,8 +14,6 @@ from torch import nn
 from seqlab import rnn
 from seqlab.errors import InputError
 
-torch.set_default_dtype(torch.float32)
-
 
 def _torch_rnn(d_in=5, d=7, seed=0, dtype=torch.float64):
     torch.manual_seed(seed)

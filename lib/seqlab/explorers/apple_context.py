@@ -50,7 +50,9 @@ class AppleState:
 def _find(word: str, cv: ContextVectors, which: str) -> int:
     if word not in cv.tokens:
         shown = " / ".join(cv.tokens)
-        raise InputError(f"句子 {which} 的分词结果是「{shown}」，里面没有「{word}」这个 token。请换一个句子或一个词。")
+        raise InputError(
+            f"句子 {which} 的分词结果是「{shown}」，里面没有「{word}」这个 token。请换一个句子或一个词。"
+        )
     return cv.tokens.index(word)
 
 
@@ -85,13 +87,21 @@ class AppleContextExplorer(Explorer):
     ]
 
     def controls(self):
-        box = {"options": SENTENCES, "ensure_option": False, "continuous_update": False,
-                   "layout": widgets.Layout(width="24em")}
+        box = {
+            "options": SENTENCES,
+            "ensure_option": False,
+            "continuous_update": False,
+            "layout": widgets.Layout(width="24em"),
+        }
         return {
             "sentence_a": widgets.Combobox(value=PAIRS[0][0], description="句子 A", **box),
             "sentence_b": widgets.Combobox(value=PAIRS[0][1], description="句子 B", **box),
-            "word": widgets.Text(value="苹果", description="比较的词", continuous_update=False,
-                                 layout=widgets.Layout(width="12em")),
+            "word": widgets.Text(
+                value="苹果",
+                description="比较的词",
+                continuous_update=False,
+                layout=widgets.Layout(width="12em"),
+            ),
         }
 
     def compute(self, sentence_a: str, sentence_b: str, word: str) -> AppleState:
@@ -104,14 +114,37 @@ class AppleContextExplorer(Explorer):
         )
 
     def figure(self, state: AppleState) -> go.Figure:
-        fig = make_subplots(rows=1, cols=2, column_widths=[0.7, 0.3], horizontal_spacing=0.2,
-                            subplot_titles=("四个向量的各个通道", "余弦相似度（A 对 B）"))
-        fig.add_trace(go.Heatmap(colorscale="RdBu", zmid=0, zmin=-1, zmax=1, y=ROWS,
-                                 colorbar={"title": "值", "x": 0.58, "len": 0.9, "thickness": 14},
-                                 hovertemplate="%{y}<br>通道 %{x}<br>值 = %{z:.3f}<extra></extra>"), row=1, col=1)
-        fig.add_trace(go.Bar(x=["输入 x", "隐藏状态 h"], marker_color=[PALETTE[0], PALETTE[1]],
-                             textposition="outside", showlegend=False,
-                             hovertemplate="%{x}：cos = %{y:.3f}<extra></extra>"), row=1, col=2)
+        fig = make_subplots(
+            rows=1,
+            cols=2,
+            column_widths=[0.7, 0.3],
+            horizontal_spacing=0.2,
+            subplot_titles=("四个向量的各个通道", "余弦相似度（A 对 B）"),
+        )
+        fig.add_trace(
+            go.Heatmap(
+                colorscale="RdBu",
+                zmid=0,
+                zmin=-1,
+                zmax=1,
+                y=ROWS,
+                colorbar={"title": "值", "x": 0.58, "len": 0.9, "thickness": 14},
+                hovertemplate="%{y}<br>通道 %{x}<br>值 = %{z:.3f}<extra></extra>",
+            ),
+            row=1,
+            col=1,
+        )
+        fig.add_trace(
+            go.Bar(
+                x=["输入 x", "隐藏状态 h"],
+                marker_color=[PALETTE[0], PALETTE[1]],
+                textposition="outside",
+                showlegend=False,
+                hovertemplate="%{x}：cos = %{y:.3f}<extra></extra>",
+            ),
+            row=1,
+            col=2,
+        )
         fig.update_yaxes(autorange="reversed", row=1, col=1)
         fig.update_xaxes(title_text="通道（特征维度）", row=1, col=1)
         fig.update_yaxes(range=[-1.05, 1.25], row=1, col=2)
@@ -127,7 +160,11 @@ class AppleContextExplorer(Explorer):
         z = [a.X[i].tolist(), b.X[j].tolist(), a.H[i].tolist(), b.H[j].tolist()]
         fig.data[0].update(z=z, x=list(range(len(z[0]))))
         fig.data[1].update(y=[state.cos_x, state.cos_h], text=[f"{state.cos_x:.3f}", f"{state.cos_h:.3f}"])
-        fig.layout.title = {"text": f"「{state.word}」　A：{_mark(a, i)}　B：{_mark(b, j)}", "y": 0.97, "yanchor": "top"}
+        fig.layout.title = {
+            "text": f"「{state.word}」　A：{_mark(a, i)}　B：{_mark(b, j)}",
+            "y": 0.97,
+            "yanchor": "top",
+        }
 
     def static_figure(self) -> go.Figure:
         states = [(f"{w}：{a} ／ {b}", self.figure(apple_state(a, b, w))) for a, b, w in PAIRS]

@@ -124,14 +124,27 @@ def _layout(state: AttentionState) -> dict:
         "yaxis2": {"title": {"text": f"第 {t} 步的权重 α_{t}j"}},
         "shapes": [
             {
-                "type": "rect", "xref": "x domain", "yref": "y", "x0": 0, "x1": 1, "y0": t - 1.5, "y1": t - 0.5,
-                "line": {"color": PALETTE[1], "width": 3}, "fillcolor": "rgba(0,0,0,0)",
+                "type": "rect",
+                "xref": "x domain",
+                "yref": "y",
+                "x0": 0,
+                "x1": 1,
+                "y0": t - 1.5,
+                "y1": t - 0.5,
+                "line": {"color": PALETTE[1], "width": 3},
+                "fillcolor": "rgba(0,0,0,0)",
             }
         ],
         "annotations": [
             {
-                "xref": "paper", "yref": "paper", "x": 0.86, "y": 1.0, "yanchor": "top", "showarrow": False,
-                "align": "left", "font": {"size": 12},
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0.86,
+                "y": 1.0,
+                "yanchor": "top",
+                "showarrow": False,
+                "align": "left",
+                "font": {"size": 12},
                 "text": f"第 {t} 步输出「{state.output[t - 1]}」<br>c_{t} ≈ {_context_terms(state)}",
             }
         ],
@@ -143,7 +156,9 @@ def attention_figure(state: AttentionState) -> go.Figure:
 
     轨迹固定是三条：热力图、标准对齐的空心圆、当前步的条形图（实时面据此原地更新）。
     """
-    fig = attention_heatmap(state.alpha, state.output, state.source, row_title="目标词（第 t 步）", col_title="源字 j")
+    fig = attention_heatmap(
+        state.alpha, state.output, state.source, row_title="目标词（第 t 步）", col_title="源字 j"
+    )
     fig.data[0].colorbar.update(x=0.58, len=0.8, thickness=12)
     gx, gy = _gold_xy(state)
     fig.add_trace(
@@ -157,13 +172,25 @@ def attention_figure(state: AttentionState) -> go.Figure:
         )
     )
     fig.add_trace(
-        go.Bar(**_bar(state, state.step), xaxis="x2", yaxis="y2", marker_color=PALETTE[0],
-               hovertemplate="α = %{y:.3f}<extra>%{x}</extra>", showlegend=False)
+        go.Bar(
+            **_bar(state, state.step),
+            xaxis="x2",
+            yaxis="y2",
+            marker_color=PALETTE[0],
+            hovertemplate="α = %{y:.3f}<extra>%{x}</extra>",
+            showlegend=False,
+        )
     )
     fig.update_layout(
         xaxis={"domain": [0.0, 0.54]},
-        xaxis2={"domain": [0.72, 1.0], "anchor": "y2", "tickmode": "array", "tickangle": 0, "tickfont": {"size": 10},
-                "title": {"text": "源字 j"}},
+        xaxis2={
+            "domain": [0.72, 1.0],
+            "anchor": "y2",
+            "tickmode": "array",
+            "tickangle": 0,
+            "tickfont": {"size": 10},
+            "title": {"text": "源字 j"},
+        },
         yaxis2={"domain": [0.0, 0.6], "anchor": "x2", "range": [0, 1.05]},
         legend={"orientation": "h", "x": 0.0, "y": -0.06},
         margin={"t": 150},
@@ -179,7 +206,9 @@ def _context_terms(state: AttentionState) -> str:
     return terms + ("<br>   + …" if len(row) > TOP else "")
 
 
-def length_figure(curves: dict[str, dict[int, float]], *, title: str, colors: list[int] | None = None) -> go.Figure:
+def length_figure(
+    curves: dict[str, dict[int, float]], *, title: str, colors: list[int] | None = None
+) -> go.Figure:
     """准确率随源句长度变化的折线图：``curves`` 是 ``{图例: {长度: 准确率}}``。
 
     ``colors`` 是每条曲线在全书调色板里的序号（让同一个模型在几张图里颜色一致）。
@@ -198,7 +227,9 @@ def length_figure(curves: dict[str, dict[int, float]], *, title: str, colors: li
         )
     fig.update_xaxes(title_text="源句长度（字数）", dtick=3)
     fig.update_yaxes(title_text="逐词准确率（贪心解码）", range=[0, 1.02])
-    fig.update_layout(title=title, height=420, legend={"x": 0.01, "y": 0.02, "xanchor": "left", "yanchor": "bottom"})
+    fig.update_layout(
+        title=title, height=420, legend={"x": 0.01, "y": 0.02, "xanchor": "left", "yanchor": "bottom"}
+    )
     return fig
 
 
@@ -255,19 +286,38 @@ class AttentionWeightsExplorer(Explorer):
             pair = len(fig.data) - 2
             for t in range(1, len(base.source) + 1):
                 state = replace(base, step=t)
-                fig.add_trace(go.Bar(**_bar(state, t), xaxis="x2", yaxis="y2", marker_color=PALETTE[0],
-                                     hovertemplate="α = %{y:.3f}<extra>%{x}</extra>", showlegend=False))
+                fig.add_trace(
+                    go.Bar(
+                        **_bar(state, t),
+                        xaxis="x2",
+                        yaxis="y2",
+                        marker_color=PALETTE[0],
+                        hovertemplate="α = %{y:.3f}<extra>%{x}</extra>",
+                        showlegend=False,
+                    )
+                )
                 steps.append((f"例{k}·t={t}", (pair, len(fig.data) - 1), _layout(state)))
         n = len(fig.data)
         slider_steps = [
-            {"label": label, "method": "update",
-             "args": [{"visible": [i in (a, a + 1, b) for i in range(n)]}, layout]}
+            {
+                "label": label,
+                "method": "update",
+                "args": [{"visible": [i in (a, a + 1, b) for i in range(n)]}, layout],
+            }
             for label, (a, b), layout in steps
         ]
         active = 2
         for i, trace in enumerate(fig.data):
             trace.visible = slider_steps[active]["args"][0]["visible"][i]
         fig.update_layout(steps[active][2])
-        fig.update_layout(sliders=[{"active": active, "steps": slider_steps, "pad": {"t": 50},
-                                    "currentvalue": {"prefix": "例句与解码步 "}}])
+        fig.update_layout(
+            sliders=[
+                {
+                    "active": active,
+                    "steps": slider_steps,
+                    "pad": {"t": 50},
+                    "currentvalue": {"prefix": "例句与解码步 "},
+                }
+            ]
+        )
         return fig

@@ -166,4 +166,3 @@ def clean_text(text: str, *, max_chars: int = MAX_TEXT_CHARS, what: str = "文�
     if len(text) > max_chars:
         raise InputError(f"{what}有 {len(text)} 个字符，超过了上限 {max_chars}：请缩短后再试。")
     return text
-

@@ -4,7 +4,7 @@
 把 ``J_t J_{t-1} ⋯ J_{t-r+1}`` 一路乘到 ``r = R_MAX``。三类循环矩阵（正交、高斯、非正规）
 取**相同的谱半径**一起算，读者选中的那一类画粗线，另外两类画细线作对照。
 
-所有乘积都用 float64 并逐步缩放（``rnn.scaled_products``）求出真实的数量级：曲线从不因为
+所有乘积都逐步缩放、把尺度单独记在对数里（``rnn.scaled_products``），求出真实的数量级：曲线从不因为
 上溢成 ``inf`` 或下溢成 ``0`` 而断开。乘积超出 float32 表示范围的那一段，图上标出颜色并给出
 文字说明——训练中正是在这里，梯度变成 inf、损失变成 NaN。
 """
@@ -70,7 +70,9 @@ def _one_thread():
 
 
 @lru_cache(maxsize=96)
-def family_curve(kind: str, d: int, rho: float, beta: float, phi: str, input_scale: float, seed: int) -> FamilyCurve:
+def family_curve(
+    kind: str, d: int, rho: float, beta: float, phi: str, input_scale: float, seed: int
+) -> FamilyCurve:
     """跑一遍 RNN，求出 ``r = 1 … R_MAX`` 的全部乘积（按参数缓存：只改 r 时不必重算）。"""
     W_h = rnn.recurrent_matrix(kind, d, rho, beta=beta, seed=seed)
     gen = torch.Generator().manual_seed(seed + 7)
@@ -92,8 +94,15 @@ def family_curve(kind: str, d: int, rho: float, beta: float, phi: str, input_sca
         over, under = _float32_failure(M, log10_c)
         slope = float(rnn.phi_derivative(A, phi).mean())
     return FamilyCurve(
-        kind, M, log10_c, log10_norm, float(torch.linalg.matrix_norm(W_h, ord=2)), rnn.spectral_radius(W_h),
-        over, under, slope,
+        kind,
+        M,
+        log10_c,
+        log10_norm,
+        float(torch.linalg.matrix_norm(W_h, ord=2)),
+        rnn.spectral_radius(W_h),
+        over,
+        under,
+        slope,
     )
 
 
@@ -164,12 +173,14 @@ def jacobian_state(
     with _one_thread():
         # 与某一类无关的参数不进缓存键：拖动 β 只重算非正规矩阵，线性 φ 下拖动输入幅度什么也不用重算。
         curves = {
-            k: family_curve(k, d, rho, beta if k == "nonnormal" else 0.0, phi,
-                            input_scale if phi == "tanh" else 0.0, seed)
+            k: family_curve(
+                k, d, rho, beta if k == "nonnormal" else 0.0, phi, input_scale if phi == "tanh" else 0.0, seed
+            )
             for k in rnn.KINDS
         }
         singular = {
-            k: rnn.log10_singular_values(c.M[r - 1], float(c.log10_c[r - 1])).tolist() for k, c in curves.items()
+            k: rnn.log10_singular_values(c.M[r - 1], float(c.log10_c[r - 1])).tolist()
+            for k, c in curves.items()
         }
     return JacobianState(matrix, phi, rho, beta, input_scale, r, d, seed, curves, singular)
 
@@ -182,7 +193,7 @@ def _to_plot(log10_values) -> tuple[list[float], bool]:
         if not v > -LOG10_CLIP or not v < LOG10_CLIP:
             clipped = True
             v = LOG10_CLIP if v >= LOG10_CLIP else -LOG10_CLIP
-        out.append(10.0 ** v)
+        out.append(10.0**v)
     return out, clipped
 
 
@@ -191,7 +202,7 @@ def _fmt(log10_value: float) -> str:
     if not math.isfinite(log10_value):
         return "0" if log10_value < 0 else "∞"
     if -3 <= log10_value < 4:
-        return f"{10 ** log10_value:.3g}"
+        return f"{10**log10_value:.3g}"
     k = math.floor(log10_value)
     return f"{10 ** (log10_value - k):.2f}×10^{k}"
 
@@ -204,75 +215,186 @@ def _traces(state: JacobianState) -> list[dict]:
     for kind, curve in state.curves.items():
         y, _ = _to_plot(curve.log10_norm.tolist())
         chosen = kind == state.matrix
-        traces.append({
-            "type": "scatter", "x": rs, "y": y, "mode": "lines", "name": KIND_LABELS[kind], "legendgroup": kind,
-            "line": {"color": KIND_COLORS[kind], "width": 3.5 if chosen else 1.5, "dash": "solid" if chosen else "dot"},
-            "opacity": 1.0 if chosen else 0.55, "xaxis": "x", "yaxis": "y",
-            "hovertemplate": f"{KIND_LABELS[kind]}<br>r = %{{x}}<br>‖∂hₜ/∂hₜ₋ᵣ‖ = %{{y:.3g}}<extra></extra>",
-        })
+        traces.append(
+            {
+                "type": "scatter",
+                "x": rs,
+                "y": y,
+                "mode": "lines",
+                "name": KIND_LABELS[kind],
+                "legendgroup": kind,
+                "line": {
+                    "color": KIND_COLORS[kind],
+                    "width": 3.5 if chosen else 1.5,
+                    "dash": "solid" if chosen else "dot",
+                },
+                "opacity": 1.0 if chosen else 0.55,
+                "xaxis": "x",
+                "yaxis": "y",
+                "hovertemplate": f"{KIND_LABELS[kind]}<br>r = %{{x}}<br>‖∂hₜ/∂hₜ₋ᵣ‖ = %{{y:.3g}}<extra></extra>",
+            }
+        )
     gamma = rnn.PHI_DERIVATIVE_BOUND[state.phi]
     bound, _ = _to_plot([r * math.log10(gamma * sel.sigma_max_W) for r in rs])
     radius, _ = _to_plot([r * math.log10(sel.rho_W) for r in rs])
-    traces.append({
-        "type": "scatter", "x": rs, "y": bound, "mode": "lines", "name": "上界 (γ·σ_max(W_h))^r", "xaxis": "x", "yaxis": "y",
-        "line": {"color": "#888888", "width": 1.5, "dash": "dash"},
-        "hovertemplate": "上界<br>r = %{x}<br>%{y:.3g}<extra></extra>",
-    })
-    traces.append({
-        "type": "scatter", "x": rs, "y": radius, "mode": "lines", "name": "ρ(W_h)^r", "xaxis": "x", "yaxis": "y",
-        "line": {"color": "#888888", "width": 1.5, "dash": "dot"},
-        "hovertemplate": "ρ^r<br>r = %{x}<br>%{y:.3g}<extra></extra>",
-    })
+    traces.append(
+        {
+            "type": "scatter",
+            "x": rs,
+            "y": bound,
+            "mode": "lines",
+            "name": "上界 (γ·σ_max(W_h))^r",
+            "xaxis": "x",
+            "yaxis": "y",
+            "line": {"color": "#888888", "width": 1.5, "dash": "dash"},
+            "hovertemplate": "上界<br>r = %{x}<br>%{y:.3g}<extra></extra>",
+        }
+    )
+    traces.append(
+        {
+            "type": "scatter",
+            "x": rs,
+            "y": radius,
+            "mode": "lines",
+            "name": "ρ(W_h)^r",
+            "xaxis": "x",
+            "yaxis": "y",
+            "line": {"color": "#888888", "width": 1.5, "dash": "dot"},
+            "hovertemplate": "ρ^r<br>r = %{x}<br>%{y:.3g}<extra></extra>",
+        }
+    )
     here, _ = _to_plot([float(sel.log10_norm[state.r - 1])])
-    traces.append({
-        "type": "scatter", "x": [state.r], "y": here, "mode": "markers", "name": f"距离 r = {state.r}", "xaxis": "x", "yaxis": "y",
-        "marker": {"size": 12, "color": KIND_COLORS[state.matrix], "line": {"width": 2, "color": "#333333"}},
-        "hovertemplate": "r = %{x}<br>%{y:.3g}<extra></extra>", "showlegend": False,
-    })
+    traces.append(
+        {
+            "type": "scatter",
+            "x": [state.r],
+            "y": here,
+            "mode": "markers",
+            "name": f"距离 r = {state.r}",
+            "xaxis": "x",
+            "yaxis": "y",
+            "marker": {
+                "size": 12,
+                "color": KIND_COLORS[state.matrix],
+                "line": {"width": 2, "color": "#333333"},
+            },
+            "hovertemplate": "r = %{x}<br>%{y:.3g}<extra></extra>",
+            "showlegend": False,
+        }
+    )
     for kind, values in state.singular.items():
         y, _ = _to_plot(values)
         chosen = kind == state.matrix
-        traces.append({
-            "type": "scatter", "x": list(range(1, len(y) + 1)), "y": y, "mode": "lines+markers", "legendgroup": kind,
-            "name": KIND_LABELS[kind], "showlegend": False, "xaxis": "x2", "yaxis": "y2", "opacity": 1.0 if chosen else 0.5,
-            "line": {"color": KIND_COLORS[kind], "width": 2.5 if chosen else 1, "dash": "solid" if chosen else "dot"},
-            "marker": {"size": 6 if chosen else 3, "color": KIND_COLORS[kind]},
-            "hovertemplate": f"{KIND_LABELS[kind]}<br>第 %{{x}} 个奇异值 = %{{y:.3g}}<extra></extra>",
-        })
+        traces.append(
+            {
+                "type": "scatter",
+                "x": list(range(1, len(y) + 1)),
+                "y": y,
+                "mode": "lines+markers",
+                "legendgroup": kind,
+                "name": KIND_LABELS[kind],
+                "showlegend": False,
+                "xaxis": "x2",
+                "yaxis": "y2",
+                "opacity": 1.0 if chosen else 0.5,
+                "line": {
+                    "color": KIND_COLORS[kind],
+                    "width": 2.5 if chosen else 1,
+                    "dash": "solid" if chosen else "dot",
+                },
+                "marker": {"size": 6 if chosen else 3, "color": KIND_COLORS[kind]},
+                "hovertemplate": f"{KIND_LABELS[kind]}<br>第 %{{x}} 个奇异值 = %{{y:.3g}}<extra></extra>",
+            }
+        )
     return traces
 
 
 def _decorations(state: JacobianState) -> tuple[list[dict], list[dict]]:
     """参考线 “= 1” 与 float32 失效区域（形状与注释）。"""
     sel = state.selected
-    shapes = [{"type": "line", "xref": "x domain", "yref": "y", "x0": 0, "x1": 1, "y0": 1, "y1": 1,
-                   "line": {"color": "#999999", "width": 1}},
-              {"type": "line", "xref": "x2 domain", "yref": "y2", "x0": 0, "x1": 1, "y0": 1, "y1": 1,
-                   "line": {"color": "#999999", "width": 1}}]
+    shapes = [
+        {
+            "type": "line",
+            "xref": "x domain",
+            "yref": "y",
+            "x0": 0,
+            "x1": 1,
+            "y0": 1,
+            "y1": 1,
+            "line": {"color": "#999999", "width": 1},
+        },
+        {
+            "type": "line",
+            "xref": "x2 domain",
+            "yref": "y2",
+            "x0": 0,
+            "x1": 1,
+            "y0": 1,
+            "y1": 1,
+            "line": {"color": "#999999", "width": 1},
+        },
+    ]
     notes = []
     for r0, color, text in (
         (sel.f32_overflow_r, "rgba(181,72,93,0.18)", "float32 上溢区（inf）→"),
         (sel.f32_underflow_r, "rgba(59,110,165,0.15)", "float32 下溢区 →"),
     ):
         if r0 is not None:
-            shapes.append({"type": "rect", "xref": "x", "yref": "y domain", "x0": r0 - 0.5, "x1": R_MAX + 0.5, "y0": 0, "y1": 1,
-                               "fillcolor": color, "line": {"width": 0}, "layer": "below"})
-            notes.append({"xref": "x", "yref": "y domain", "x": r0, "y": 0.98, "xanchor": "left", "yanchor": "top",
-                              "text": text, "showarrow": False, "font": {"size": 12, "color": "#b5485d"}})
+            shapes.append(
+                {
+                    "type": "rect",
+                    "xref": "x",
+                    "yref": "y domain",
+                    "x0": r0 - 0.5,
+                    "x1": R_MAX + 0.5,
+                    "y0": 0,
+                    "y1": 1,
+                    "fillcolor": color,
+                    "line": {"width": 0},
+                    "layer": "below",
+                }
+            )
+            notes.append(
+                {
+                    "xref": "x",
+                    "yref": "y domain",
+                    "x": r0,
+                    "y": 0.98,
+                    "xanchor": "left",
+                    "yanchor": "top",
+                    "text": text,
+                    "showarrow": False,
+                    "font": {"size": 12, "color": "#b5485d"},
+                }
+            )
     return shapes, notes
 
 
 def _subplot_titles(state: JacobianState) -> list[dict]:
     titles = ("‖∂hₜ/∂hₜ₋ᵣ‖₂ 随距离 r 的变化", f"r = {state.r} 时乘积的全部奇异值")
-    return [{"text": t, "xref": "paper", "yref": "paper", "x": x, "y": 1.0, "xanchor": "center", "yanchor": "bottom",
-                 "showarrow": False, "font": {"size": 14}} for t, x in zip(titles, (0.29, 0.82))]
+    return [
+        {
+            "text": t,
+            "xref": "paper",
+            "yref": "paper",
+            "x": x,
+            "y": 1.0,
+            "xanchor": "center",
+            "yanchor": "bottom",
+            "showarrow": False,
+            "font": {"size": 14},
+        }
+        for t, x in zip(titles, (0.29, 0.82))
+    ]
 
 
 def _title(state: JacobianState) -> str:
-    return (f"{KIND_LABELS[state.matrix]} · φ = {state.phi} · ρ = {state.rho:g}"
-            + (f" · β = {state.beta:g}" if state.matrix == "nonnormal" else "")
-            + (f" · 输入幅度 {state.input_scale:g}" if state.phi == "tanh" else "")
-            + f" · d = {state.d}")
+    return (
+        f"{KIND_LABELS[state.matrix]} · φ = {state.phi} · ρ = {state.rho:g}"
+        + (f" · β = {state.beta:g}" if state.matrix == "nonnormal" else "")
+        + (f" · 输入幅度 {state.input_scale:g}" if state.phi == "tanh" else "")
+        + f" · d = {state.d}"
+    )
 
 
 def _y_range(state: JacobianState) -> list[float]:
@@ -292,8 +414,12 @@ def _layout(state: JacobianState, title: str | None = None) -> dict:
         "annotations": _subplot_titles(state) + notes,
         "shapes": shapes,
         "xaxis": {"title": "距离 r（步）", "range": [0, R_MAX + 1], "domain": [0.0, 0.58]},
-        "yaxis": {"title": "范数（对数坐标）", "type": "log", "exponentformat": "power",
-                  "range": _y_range(state)},
+        "yaxis": {
+            "title": "范数（对数坐标）",
+            "type": "log",
+            "exponentformat": "power",
+            "range": _y_range(state),
+        },
         "xaxis2": {"title": "奇异值序号 k（从大到小）", "domain": [0.68, 1.0], "range": [0, state.d + 1]},
         "yaxis2": {"title": "σₖ（对数坐标）", "type": "log", "anchor": "x2", "exponentformat": "power"},
     }
@@ -303,7 +429,8 @@ def jacobian_figure(state: JacobianState, title: str | None = None) -> go.Figure
     fig = make_subplots(rows=1, cols=2)
     fig.add_traces(_traces(state))
     fig.update_layout(
-        _layout(state, title), height=480,
+        _layout(state, title),
+        height=480,
         legend={"orientation": "h", "x": 0.0, "y": 1.11, "xanchor": "left", "yanchor": "bottom"},
         margin={"t": 120, "b": 60},
     )
@@ -330,7 +457,7 @@ def jacobian_caption(state: JacobianState) -> str:
     if sel.f32_overflow_r is not None:
         parts.append(
             f"⚠ 溢出：从 r = {sel.f32_overflow_r} 起这个乘积有元素超过 float32 的上限 3.4×10^38，"
-            "训练时用 float32 连乘会得到 inf，损失随之变成 NaN；图中曲线用 float64 并逐步缩放算出，给出的是真实数量级。"
+            "训练时用 float32 连乘会得到 inf，损失随之变成 NaN；图中曲线把尺度单独记在对数里、逐步缩放算出，给出的是真实数量级。"
         )
     if sel.f32_underflow_r is not None:
         parts.append(
@@ -357,22 +484,51 @@ class JacobianExplorer(Explorer):
     def controls(self):
         style = {"description_width": "initial"}
         return {
-            "matrix": widgets.Dropdown(options=[(v, k) for k, v in KIND_LABELS.items()], value="nonnormal",
-                                       description="循环矩阵 W_h", style=style),
-            "rho": widgets.FloatSlider(value=0.9, min=RHO_RANGE[0], max=RHO_RANGE[1], step=0.01,
-                                       description="谱半径 ρ", continuous_update=True, style=style),
-            "beta": widgets.FloatSlider(value=4.0, min=BETA_RANGE[0], max=BETA_RANGE[1], step=0.1,
-                                        description="非正规强度 β", continuous_update=True, style=style),
-            "phi": widgets.ToggleButtons(options=list(rnn.PHIS), value="linear", description="φ", style=style),
-            "input_scale": widgets.FloatSlider(value=0.5, min=INPUT_RANGE[0], max=INPUT_RANGE[1], step=0.05,
-                                               description="输入幅度（tanh 饱和）", style=style),
+            "matrix": widgets.Dropdown(
+                options=[(v, k) for k, v in KIND_LABELS.items()],
+                value="nonnormal",
+                description="循环矩阵 W_h",
+                style=style,
+            ),
+            "rho": widgets.FloatSlider(
+                value=0.9,
+                min=RHO_RANGE[0],
+                max=RHO_RANGE[1],
+                step=0.01,
+                description="谱半径 ρ",
+                continuous_update=True,
+                style=style,
+            ),
+            "beta": widgets.FloatSlider(
+                value=4.0,
+                min=BETA_RANGE[0],
+                max=BETA_RANGE[1],
+                step=0.1,
+                description="非正规强度 β",
+                continuous_update=True,
+                style=style,
+            ),
+            "phi": widgets.ToggleButtons(
+                options=list(rnn.PHIS), value="linear", description="φ", style=style
+            ),
+            "input_scale": widgets.FloatSlider(
+                value=0.5,
+                min=INPUT_RANGE[0],
+                max=INPUT_RANGE[1],
+                step=0.05,
+                description="输入幅度（tanh 饱和）",
+                style=style,
+            ),
             "r": widgets.IntSlider(value=30, min=1, max=R_MAX, description="距离 r", style=style),
-            "d": widgets.IntSlider(value=32, min=D_RANGE[0], max=D_RANGE[1], description="状态维度 d", style=style),
+            "d": widgets.IntSlider(
+                value=32, min=D_RANGE[0], max=D_RANGE[1], description="状态维度 d", style=style
+            ),
             "seed": widgets.IntSlider(value=0, min=0, max=SEEDS - 1, description="随机种子", style=style),
         }
 
-    def compute(self, matrix="nonnormal", rho=0.9, beta=4.0, phi="linear", input_scale=0.5, r=30, d=32,
-                seed=0) -> JacobianState:
+    def compute(
+        self, matrix="nonnormal", rho=0.9, beta=4.0, phi="linear", input_scale=0.5, r=30, d=32, seed=0
+    ) -> JacobianState:
         return jacobian_state(matrix, rho, beta, phi, input_scale, r, d, seed)
 
     def figure(self, state: JacobianState) -> go.Figure:
@@ -412,22 +568,49 @@ class JacobianExplorer(Explorer):
 
 # 静态版的“导览”：每一步换一组设置，标题说出这一步该看什么。三类矩阵总是同时画出。
 TOUR = [
-    ("① 衰减", {"matrix": "orthogonal", "rho": 0.9, "phi": "linear"},
-     "① 线性、正交、ρ = 0.9：范数恰好是 0.9^r，r = 30 时只剩约 4%"),
-    ("② 临界", {"matrix": "orthogonal", "rho": 1.0, "phi": "linear"},
-     "② 线性、正交、ρ = 1：范数恒为 1，既不消失也不爆炸"),
-    ("③ 增长", {"matrix": "orthogonal", "rho": 1.1, "phi": "linear"},
-     "③ 线性、正交、ρ = 1.1：范数按 1.1^r 增长（Pascanu 等的“爆炸”一侧）"),
-    ("④ 同 ρ 非正规", {"matrix": "nonnormal", "rho": 0.9, "phi": "linear", "r": 10},
-     "④ 同样 ρ = 0.9 的非正规矩阵：先增长到十几倍，再衰减——不只是一个标量"),
-    ("⑤ 同 ρ 高斯", {"matrix": "gaussian", "rho": 0.9, "phi": "linear"},
-     "⑤ 同样 ρ = 0.9 的高斯随机矩阵：σ_max ≈ 2ρ，衰减前有一段“平台”"),
-    ("⑥ ρ = 1 也不安全", {"matrix": "nonnormal", "rho": 1.0, "phi": "linear"},
-     "⑥ ρ = 1：正交矩阵恰好保持 1；同样 ρ = 1 的非正规矩阵却按 r 线性增长，高斯矩阵也停在 1 之上"),
-    ("⑦ tanh 不饱和", {"matrix": "orthogonal", "rho": 1.1, "phi": "tanh", "input_scale": 0.1},
-     "⑦ tanh、ρ = 1.1、输入很小：φ' 不大于 1，范数被压到 1.1^r 以下"),
-    ("⑧ tanh 饱和", {"matrix": "orthogonal", "rho": 1.1, "phi": "tanh", "input_scale": 2.0},
-     "⑧ 同样的矩阵，输入变大使 tanh 饱和：φ' 很小，增长变成了衰减"),
-    ("⑨ 溢出", {"matrix": "orthogonal", "rho": 3.0, "phi": "linear", "r": 100},
-     "⑨ 线性、ρ = 3：float32 在 r = {over} 起装不下这个乘积（红色区域），曲线照样画出真实数量级"),
+    (
+        "① 衰减",
+        {"matrix": "orthogonal", "rho": 0.9, "phi": "linear"},
+        "① 线性、正交、ρ = 0.9：范数恰好是 0.9^r，r = 30 时只剩约 4%",
+    ),
+    (
+        "② 临界",
+        {"matrix": "orthogonal", "rho": 1.0, "phi": "linear"},
+        "② 线性、正交、ρ = 1：范数恒为 1，既不消失也不爆炸",
+    ),
+    (
+        "③ 增长",
+        {"matrix": "orthogonal", "rho": 1.1, "phi": "linear"},
+        "③ 线性、正交、ρ = 1.1：范数按 1.1^r 增长（Pascanu 等的“爆炸”一侧）",
+    ),
+    (
+        "④ 同 ρ 非正规",
+        {"matrix": "nonnormal", "rho": 0.9, "phi": "linear", "r": 10},
+        "④ 同样 ρ = 0.9 的非正规矩阵：先增长到十几倍，再衰减——不只是一个标量",
+    ),
+    (
+        "⑤ 同 ρ 高斯",
+        {"matrix": "gaussian", "rho": 0.9, "phi": "linear"},
+        "⑤ 同样 ρ = 0.9 的高斯随机矩阵：σ_max ≈ 2ρ，衰减前有一段“平台”",
+    ),
+    (
+        "⑥ ρ = 1 也不安全",
+        {"matrix": "nonnormal", "rho": 1.0, "phi": "linear"},
+        "⑥ ρ = 1：正交矩阵恰好保持 1；同样 ρ = 1 的非正规矩阵却按 r 线性增长，高斯矩阵也停在 1 之上",
+    ),
+    (
+        "⑦ tanh 不饱和",
+        {"matrix": "orthogonal", "rho": 1.1, "phi": "tanh", "input_scale": 0.1},
+        "⑦ tanh、ρ = 1.1、输入很小：φ' 不大于 1，范数被压到 1.1^r 以下",
+    ),
+    (
+        "⑧ tanh 饱和",
+        {"matrix": "orthogonal", "rho": 1.1, "phi": "tanh", "input_scale": 2.0},
+        "⑧ 同样的矩阵，输入变大使 tanh 饱和：φ' 很小，增长变成了衰减",
+    ),
+    (
+        "⑨ 溢出",
+        {"matrix": "orthogonal", "rho": 3.0, "phi": "linear", "r": 100},
+        "⑨ 线性、ρ = 3：float32 在 r = {over} 起装不下这个乘积（红色区域），曲线照样画出真实数量级",
+    ),
 ]

@@ -66,13 +66,17 @@ def layer_head_state(segment: str, layer: int, head: int) -> LayerHeadState:
 
 def _title(state: LayerHeadState) -> str:
     s = state.scores
-    return (f"第 {state.layer} 层 · 第 {state.head} 个头：读前一个字 {s['previous']:.2f}，"
-            f"读上次出现的下一格 {s['induction']:.2f}")
+    return (
+        f"第 {state.layer} 层 · 第 {state.head} 个头：读前一个字 {s['previous']:.2f}，"
+        f"读上次出现的下一格 {s['induction']:.2f}"
+    )
 
 
 def layer_head_figure(state: LayerHeadState) -> go.Figure:
     fig = attention_heatmap(state.alpha, state.tokens, state.tokens, title=_title(state))
-    fig.update_layout(title={"font": {"size": 14}, "y": 0.98, "yanchor": "top"}, height=560, margin={"t": 130})
+    fig.update_layout(
+        title={"font": {"size": 14}, "y": 0.98, "yanchor": "top"}, height=560, margin={"t": 130}
+    )
     return fig
 
 
@@ -98,8 +102,10 @@ class LayerHeadsExplorer(Explorer):
         return layer_head_state(segment, layer, head)
 
     def caption(self, state: LayerHeadState) -> str:
-        return (f"模型看到「{''.join(state.tokens[1:])}」，每个位置预测的下一个字：「{state.predicted}」；"
-                f"第二遍里能推出答案的 {state.graded} 个位置猜对了 {state.correct} 个。")
+        return (
+            f"模型看到「{''.join(state.tokens[1:])}」，每个位置预测的下一个字：「{state.predicted}」；"
+            f"第二遍里能推出答案的 {state.graded} 个位置猜对了 {state.correct} 个。"
+        )
 
     def figure(self, state: LayerHeadState) -> go.Figure:
         return layer_head_figure(state)

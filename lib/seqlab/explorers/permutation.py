@@ -138,19 +138,36 @@ def _zmax(state: PermutationState) -> float:
 def _traces(state: PermutationState) -> list[go.BaseTraceType]:
     labels = _labels(state)
     z = _zmax(state)
-    heat = {"y": labels, "zmid": 0, "zmin": -z, "zmax": z, "colorscale": "RdBu", "showscale": False,
-            "hovertemplate": "位置 %{y}<br>第 %{x} 维 = %{z:.3f}<extra></extra>"}
+    heat = {
+        "y": labels,
+        "zmid": 0,
+        "zmin": -z,
+        "zmax": z,
+        "colorscale": "RdBu",
+        "showscale": False,
+        "hovertemplate": "位置 %{y}<br>第 %{x} 维 = %{z:.3f}<extra></extra>",
+    }
     return [
         go.Heatmap(z=state.then_shuffle, **heat),
         go.Heatmap(z=state.shuffle_then, **heat),
-        go.Bar(x=[max(g, FLOOR) for g in state.gap], y=labels, orientation="h", marker_color="#b5485d",
-               customdata=state.gap, hovertemplate="位置 %{y}：最大差异 %{customdata:.2e}<extra></extra>"),
+        go.Bar(
+            x=[max(g, FLOOR) for g in state.gap],
+            y=labels,
+            orientation="h",
+            marker_color="#b5485d",
+            customdata=state.gap,
+            hovertemplate="位置 %{y}：最大差异 %{customdata:.2e}<extra></extra>",
+        ),
     ]
 
 
 def permutation_figure(state: PermutationState) -> go.Figure:
     fig = make_subplots(
-        rows=1, cols=3, column_widths=[0.34, 0.34, 0.32], horizontal_spacing=0.07, shared_yaxes=True,
+        rows=1,
+        cols=3,
+        column_widths=[0.34, 0.34, 0.32],
+        horizontal_spacing=0.07,
+        shared_yaxes=True,
         subplot_titles=("先算再打乱：P·f(X)", "先打乱再算：f(P·X)", "两者之差（每行最大绝对值）"),
     )
     for col, trace in enumerate(_traces(state), start=1):
@@ -158,10 +175,15 @@ def permutation_figure(state: PermutationState) -> go.Figure:
     fig.update_yaxes(autorange="reversed", title_text="打乱后的位置", row=1, col=1)
     fig.update_xaxes(title_text="输出的维度", row=1, col=1)
     fig.update_xaxes(title_text="输出的维度", row=1, col=2)
-    fig.update_xaxes(title_text="最大绝对差（对数坐标）", type="log", range=[-9, 0.5],
-                     exponentformat="power", row=1, col=3)
-    fig.update_layout(title={"text": _title(state), "font": {"size": 14}}, height=_height(state),
-                      showlegend=False, margin={"t": 90})
+    fig.update_xaxes(
+        title_text="最大绝对差（对数坐标）", type="log", range=[-9, 0.5], exponentformat="power", row=1, col=3
+    )
+    fig.update_layout(
+        title={"text": _title(state), "font": {"size": 14}},
+        height=_height(state),
+        showlegend=False,
+        margin={"t": 90},
+    )
     return fig
 
 
@@ -183,8 +205,12 @@ class PermutationExplorer(Explorer):
     def controls(self):
         return {
             "text": widgets.Text(value=EXAMPLE_TEXT, description="句子", continuous_update=False),
-            "part": widgets.Dropdown(options=[(v, k) for k, v in PARTS.items()], value="attn", description="部件"),
-            "shuffle": widgets.IntSlider(value=1, min=1, max=20, description="打乱方式", continuous_update=False),
+            "part": widgets.Dropdown(
+                options=[(v, k) for k, v in PARTS.items()], value="attn", description="部件"
+            ),
+            "shuffle": widgets.IntSlider(
+                value=1, min=1, max=20, description="打乱方式", continuous_update=False
+            ),
         }
 
     def compute(self, text: str, part: str, shuffle: int) -> PermutationState:

@@ -36,8 +36,13 @@ def timeline_figure(timelines: dict[str, list[Span]], S: int) -> go.Figure:
     modes = [m for m in MODE_NAMES if m in timelines]
     totals = {m: timelines[m][-1].end for m in modes}
     fig = make_subplots(
-        rows=len(modes), cols=1, shared_xaxes=True, vertical_spacing=0.09,
-        subplot_titles=[f"{MODE_NAMES[m]}：共 {totals[m]:.1f} ms，{len(timelines[m])} 次层调用" for m in modes],
+        rows=len(modes),
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.09,
+        subplot_titles=[
+            f"{MODE_NAMES[m]}：共 {totals[m]:.1f} ms，{len(timelines[m])} 次层调用" for m in modes
+        ],
     )
     n_layers = 1 + max(s.layer for spans in timelines.values() for s in spans)
     for row, mode in enumerate(modes, start=1):
@@ -45,25 +50,38 @@ def timeline_figure(timelines: dict[str, list[Span]], S: int) -> go.Figure:
             xs, ys = _rectangles([s for s in timelines[mode] if s.layer == layer])
             fig.add_trace(
                 go.Scatter(
-                    x=xs, y=ys, mode="lines", fill="toself", line={"color": PALETTE[layer], "width": 1},
-                    name=f"第 {layer + 1} 层", legendgroup=f"layer{layer}", showlegend=row == 1,
-                    hoveron="fills+points", hovertemplate="%{x:.2f} ms<extra>第 " + str(layer + 1) + " 层</extra>",
+                    x=xs,
+                    y=ys,
+                    mode="lines",
+                    fill="toself",
+                    line={"color": PALETTE[layer], "width": 1},
+                    name=f"第 {layer + 1} 层",
+                    legendgroup=f"layer{layer}",
+                    showlegend=row == 1,
+                    hoveron="fills+points",
+                    hovertemplate="%{x:.2f} ms<extra>第 " + str(layer + 1) + " 层</extra>",
                 ),
-                row=row, col=1,
+                row=row,
+                col=1,
             )
         fig.update_yaxes(title_text="位置", range=[S - 0.5, -0.5], row=row, col=1)
     fig.update_xaxes(title_text="时间（毫秒，本机实测）", row=len(modes), col=1)
     fig.update_layout(
         title=f"同样 {S} 个 token 的三种处理方式：哪些工作能并排做，哪些只能排队",
-        height=250 * len(modes) + 140, legend={"orientation": "h", "y": -0.12, "x": 0},
+        height=250 * len(modes) + 140,
+        legend={"orientation": "h", "y": -0.12, "x": 0},
     )
     return fig
 
 
 def decode_cost_figure(contexts: list[int], rows: list[dict[str, float]], d_model: int) -> go.Figure:
     """单步解码代价随上下文长度 T 的变化（对数坐标）：左边实测用时，右边数出的矩阵乘法运算量。"""
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
-                        subplot_titles=("生成下一个 token 的用时（实测）", "生成下一个 token 的浮点运算数"))
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        horizontal_spacing=0.12,
+        subplot_titles=("生成下一个 token 的用时（实测）", "生成下一个 token 的浮点运算数"),
+    )
     series = [
         ("recompute", "无缓存：整段重算", PALETTE[1]),
         ("cache", "有 KV cache", PALETTE[0]),
@@ -74,18 +92,27 @@ def decode_cost_figure(contexts: list[int], rows: list[dict[str, float]], d_mode
         ):
             fig.add_trace(
                 go.Scatter(
-                    x=contexts, y=[r[field] * scale for r in rows], name=name, mode="lines+markers",
-                    line={"color": color}, legendgroup=key, showlegend=col == 1,
+                    x=contexts,
+                    y=[r[field] * scale for r in rows],
+                    name=name,
+                    mode="lines+markers",
+                    line={"color": color},
+                    legendgroup=key,
+                    showlegend=col == 1,
                     hovertemplate=f"T = %{{x}}<br>%{{y:.3s}} {unit}<extra>{name}</extra>",
                 ),
-                row=1, col=col,
+                row=1,
+                col=col,
             )
     fig.update_xaxes(type="log", title_text="上下文长度 T")
     fig.update_yaxes(type="log", exponentformat="SI")
     fig.update_yaxes(title_text="毫秒", row=1, col=1)
     fig.update_yaxes(title_text="FLOP", row=1, col=2)
-    fig.update_layout(title=f"Decode 一步的代价（d = {d_model}，单线程）", height=420,
-                      legend={"orientation": "h", "y": -0.2})
+    fig.update_layout(
+        title=f"Decode 一步的代价（d = {d_model}，单线程）",
+        height=420,
+        legend={"orientation": "h", "y": -0.2},
+    )
     return fig
 
 
@@ -103,8 +130,13 @@ def prefill_decode_table(results: list[PrefillDecode]) -> str:
     rows = []
     for r in results:
         p = r.seconds["prefill"]
-        cells = [f"{r.seconds[m] * 1000:.1f} ms（{r.seconds[m] / p:.0f}×）" for m in ("decode_cache", "decode_recompute")]
-        flops = " / ".join(f"{r.flops[m] / 1e6:.0f}M" for m in ("prefill", "decode_cache", "decode_recompute"))
+        cells = [
+            f"{r.seconds[m] * 1000:.1f} ms（{r.seconds[m] / p:.0f}×）"
+            for m in ("decode_cache", "decode_recompute")
+        ]
+        flops = " / ".join(
+            f"{r.flops[m] / 1e6:.0f}M" for m in ("prefill", "decode_cache", "decode_recompute")
+        )
         rows.append([str(r.S), f"{p * 1000:.1f} ms", *cells, flops])
     return _html_table(header, rows, "括号里是相对 Prefill 用时的倍数；运算量单位 M = 10⁶ 次浮点运算。")
 
@@ -117,8 +149,15 @@ def table1_table(counts: dict[int, dict[str, dict[str, int]]], d: int) -> str:
         ("循环层（RNN）", "recurrent", "O(n·d²)", "O(n)", "O(n)"),
     ]
     head = "、".join(f"n = {n}" for n in ns)
-    header = ["层的类型", "每层运算量", f"实测 FLOP（{head}）", "串行步数", "实测最长依赖链",
-              "最长路径", "实测 x₁→yₙ 的最短链"]
+    header = [
+        "层的类型",
+        "每层运算量",
+        f"实测 FLOP（{head}）",
+        "串行步数",
+        "实测最长依赖链",
+        "最长路径",
+        "实测 x₁→yₙ 的最短链",
+    ]
     rows = []
     for name, key, cost, seq, path in kinds:
         flops = " / ".join(f"{counts[n][key]['flops']:,}" for n in ns)

@@ -21,7 +21,7 @@ import torch
 from plotly.subplots import make_subplots
 
 from seqlab import attention, corpus
-from seqlab.errors import DEFAULT_BUDGET_BYTES, format_bytes
+from seqlab.errors import DEFAULT_BUDGET_BYTES, InputError, format_bytes
 from seqlab.explorers import Explorer, register
 from seqlab.figures import PALETTE, stepped_figure
 
@@ -95,8 +95,6 @@ def score_state(
         S, batch=batch, heads=heads, layers=layers, dtype=dtype, budget=budget
     )
     if S > max_S:
-        from seqlab.errors import InputError
-
         raise InputError(f"热力图最多画 S = {max_S}（{max_S}² 个格子），你选的是 S = {S}。")
     text, W = sentence_weights(S, bool(causal))
     return ScoreState(
@@ -318,10 +316,20 @@ def scaling_figure(result: attention.ScalingResult, fit_from: int = 0) -> go.Fig
     """实测的用时与峰值内存（对数—对数坐标），图例里写上拟合的斜率。"""
     slopes = result.slopes(fit_from)
     fig = make_subplots(
-        rows=1, cols=2, subplot_titles=("前向用时（毫秒）", "峰值内存（PyTorch 分配）"), horizontal_spacing=0.12
+        rows=1,
+        cols=2,
+        subplot_titles=("前向用时（毫秒）", "峰值内存（PyTorch 分配）"),
+        horizontal_spacing=0.12,
     )
     series = [
-        (1, [t * 1e3 for t in result.attention_seconds], "自注意力·用时", slopes["attention_time"], PALETTE[0], "ms"),
+        (
+            1,
+            [t * 1e3 for t in result.attention_seconds],
+            "自注意力·用时",
+            slopes["attention_time"],
+            PALETTE[0],
+            "ms",
+        ),
         (1, [t * 1e3 for t in result.rnn_seconds], "RNN·用时", slopes["rnn_time"], PALETTE[1], "ms"),
         (2, result.attention_peak, "自注意力·内存", slopes["attention_memory"], PALETTE[0], "B"),
         (2, result.rnn_peak, "RNN·内存", slopes["rnn_memory"], PALETTE[1], "B"),
@@ -382,6 +390,8 @@ def reach_figure(rnn_reach: torch.Tensor, attention_reach: torch.Tensor) -> go.F
             col=col,
         )
         fig.update_xaxes(title_text="位置 t", dtick=1, row=1, col=col)
+        if col == 2:
+            fig.update_yaxes(tickmode="array", tickvals=[0, 1], ticktext=["输入", "1 层"], row=1, col=col)
         fig.update_yaxes(
             title_text=f"跨位置传递的{rows_title}数", autorange="reversed", dtick=1, row=1, col=col
         )

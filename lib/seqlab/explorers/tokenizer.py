@@ -61,7 +61,9 @@ def _char_row(text: str) -> Row:
     tok = book_char_tokenizer()
     ids = tok.encode(text)
     kinds = ["unk" if i == tok.vocab.unk_id else k for i, k in zip(ids, _alternate(len(ids)))]
-    return Row("字", tok.vocab_size, tok.tokenize(text), ids, list(range(len(text))), [1.0] * len(text), kinds)
+    return Row(
+        "字", tok.vocab_size, tok.tokenize(text), ids, list(range(len(text))), [1.0] * len(text), kinds
+    )
 
 
 def _word_row(text: str) -> Row:
@@ -91,7 +93,9 @@ def _bpe_row(text: str, vocab_size: int) -> Row:
         kinds.append(("even" if k % 2 == 0 else "odd") if is_whole_chars(raw) else "partial")
         pos += w
         b += len(raw)
-    return Row(f"BPE（{vocab_size}）", tok.vocab_size, tok.tokenize(text), list(enc.ids), starts, widths, kinds)
+    return Row(
+        f"BPE（{vocab_size}）", tok.vocab_size, tok.tokenize(text), list(enc.ids), starts, widths, kinds
+    )
 
 
 def tokenizer_state(text: str, vocab_size: int) -> TokenizerState:
@@ -108,7 +112,9 @@ def tokenizer_state(text: str, vocab_size: int) -> TokenizerState:
 def corpus_curve() -> tuple[list[int], list[float]]:
     """语料里平均每句的 BPE token 数（按 ``BPE_SIZES``）。"""
     sentences = corpus.book_corpus()
-    return [book_bpe(v).vocab_size for v in BPE_SIZES], [corpus_lengths(book_bpe(v), sentences) for v in BPE_SIZES]
+    return [book_bpe(v).vocab_size for v in BPE_SIZES], [
+        corpus_lengths(book_bpe(v), sentences) for v in BPE_SIZES
+    ]
 
 
 @register
@@ -124,10 +130,15 @@ class TokenizerExplorer(Explorer):
 
     def controls(self):
         return {
-            "text": widgets.Text(value=DEFAULT_TEXT, description="文本", continuous_update=False,
-                                 layout=widgets.Layout(width="28em")),
-            "vocab_size": widgets.ToggleButtons(options=list(BPE_SIZES), value=300, description="BPE 词表",
-                                                style={"button_width": "4.2em"}),
+            "text": widgets.Text(
+                value=DEFAULT_TEXT,
+                description="文本",
+                continuous_update=False,
+                layout=widgets.Layout(width="28em"),
+            ),
+            "vocab_size": widgets.ToggleButtons(
+                options=list(BPE_SIZES), value=300, description="BPE 词表", style={"button_width": "4.2em"}
+            ),
         }
 
     def compute(self, text: str, vocab_size: int) -> TokenizerState:
@@ -150,37 +161,91 @@ class TokenizerExplorer(Explorer):
     # 图的骨架只建一次；figure() 与 update() 都通过 _fill 填入数据，实时更新时不必重建子图。
     def figure(self, state: TokenizerState) -> go.Figure:
         fig = make_subplots(
-            rows=1, cols=2, column_widths=[0.68, 0.32], horizontal_spacing=0.1,
+            rows=1,
+            cols=2,
+            column_widths=[0.68, 0.32],
+            horizontal_spacing=0.1,
             subplot_titles=("切分结果（悬停看 ID）", "这段文字的 token 数与词表大小"),
         )
         for _ in range(3):
             fig.add_trace(
-                go.Bar(orientation="h", textposition="inside", insidetextanchor="middle", textangle=0,
-                       textfont={"color": "white", "size": 13}, marker_line={"color": "white", "width": 1},
-                       hovertemplate="%{customdata[1]}<br>token：%{customdata[0]}<br>ID = %{customdata[2]}"
-                                     "<extra></extra>", showlegend=False),
-                row=1, col=1,
+                go.Bar(
+                    orientation="h",
+                    textposition="inside",
+                    insidetextanchor="middle",
+                    textangle=0,
+                    textfont={"color": "white", "size": 13},
+                    marker_line={"color": "white", "width": 1},
+                    hovertemplate="%{customdata[1]}<br>token：%{customdata[0]}<br>ID = %{customdata[2]}"
+                    "<extra></extra>",
+                    showlegend=False,
+                ),
+                row=1,
+                col=1,
             )
-        fig.add_trace(go.Scatter(mode="lines+markers", name="BPE：这段文字", line={"color": PALETTE[1]},
-                                 hovertemplate="词表 %{x}：%{y} 个 token<extra></extra>"), row=1, col=2)
+        fig.add_trace(
+            go.Scatter(
+                mode="lines+markers",
+                name="BPE：这段文字",
+                line={"color": PALETTE[1]},
+                hovertemplate="词表 %{x}：%{y} 个 token<extra></extra>",
+            ),
+            row=1,
+            col=2,
+        )
         cx, cy = corpus_curve()
-        fig.add_trace(go.Scatter(x=cx, y=cy, mode="lines", name="BPE：语料平均每句",
-                                 line={"color": PALETTE[1], "dash": "dot"},
-                                 hovertemplate="词表 %{x}：平均 %{y:.1f} 个 token<extra></extra>"), row=1, col=2)
-        fig.add_trace(go.Scatter(mode="markers+text", name="字 / 词", textposition="top center",
-                                 marker={"size": 11, "color": PALETTE[0], "symbol": "diamond"},
-                                 hovertemplate="%{text}：词表 %{x}，%{y} 个 token<extra></extra>"), row=1, col=2)
-        fig.add_trace(go.Scatter(mode="markers", name="当前 BPE", showlegend=False,
-                                 marker={"size": 18, "color": "rgba(0,0,0,0)", "line": {"color": PALETTE[3], "width": 2}},
-                                 hoverinfo="skip"), row=1, col=2)
+        fig.add_trace(
+            go.Scatter(
+                x=cx,
+                y=cy,
+                mode="lines",
+                name="BPE：语料平均每句",
+                line={"color": PALETTE[1], "dash": "dot"},
+                hovertemplate="词表 %{x}：平均 %{y:.1f} 个 token<extra></extra>",
+            ),
+            row=1,
+            col=2,
+        )
+        fig.add_trace(
+            go.Scatter(
+                mode="markers+text",
+                name="字 / 词",
+                textposition="top center",
+                marker={"size": 11, "color": PALETTE[0], "symbol": "diamond"},
+                hovertemplate="%{text}：词表 %{x}，%{y} 个 token<extra></extra>",
+            ),
+            row=1,
+            col=2,
+        )
+        fig.add_trace(
+            go.Scatter(
+                mode="markers",
+                name="当前 BPE",
+                showlegend=False,
+                marker={"size": 18, "color": "rgba(0,0,0,0)", "line": {"color": PALETTE[3], "width": 2}},
+                hoverinfo="skip",
+            ),
+            row=1,
+            col=2,
+        )
         fig.update_xaxes(showgrid=False, zeroline=False, title_text="位置（以字为单位）", row=1, col=1)
         fig.update_yaxes(autorange="reversed", row=1, col=1)
-        fig.update_xaxes(type="log", title_text="词表大小 V", tickmode="array", tickvals=[v for v in BPE_SIZES if v != 300],
-                         row=1, col=2)
+        fig.update_xaxes(
+            type="log",
+            title_text="词表大小 V",
+            tickmode="array",
+            tickvals=[v for v in BPE_SIZES if v != 300],
+            row=1,
+            col=2,
+        )
         fig.update_yaxes(title_text="token 数", rangemode="tozero", row=1, col=2)
-        fig.update_layout(barmode="overlay", height=400, uniformtext={"minsize": 9, "mode": "hide"},
-                          margin={"t": 90},
-                          legend={"x": 1, "xanchor": "right", "y": 1, "yanchor": "top", "bgcolor": "rgba(0,0,0,0)"})
+        fig.update_layout(
+            barmode="overlay",
+            height=400,
+            uniformtext={"minsize": 9, "mode": "hide"},
+            margin={"t": 90},
+            legend={"x": 1, "xanchor": "right", "y": 1, "yanchor": "top", "bgcolor": "rgba(0,0,0,0)"},
+        )
         self._fill(fig, state)
         return fig
 
@@ -190,14 +255,18 @@ class TokenizerExplorer(Explorer):
     def _fill(self, fig, state: TokenizerState) -> None:
         for trace, row in zip(fig.data[:3], state.rows):
             trace.update(
-                y=[row.label] * len(row.tokens), x=row.widths, base=row.starts, text=row.tokens,
+                y=[row.label] * len(row.tokens),
+                x=row.widths,
+                base=row.starts,
+                text=row.tokens,
                 customdata=[[t, row.label, i] for t, i in zip(row.tokens, row.ids)],
                 marker_color=[COLORS[k] for k in row.kinds],
             )
         fig.data[3].update(x=state.bpe_sizes, y=state.bpe_lengths)
         char, word = state.rows[0], state.rows[1]
-        fig.data[5].update(x=[char.vocab_size, word.vocab_size], y=[len(char.tokens), len(word.tokens)],
-                           text=["字", "词"])
+        fig.data[5].update(
+            x=[char.vocab_size, word.vocab_size], y=[len(char.tokens), len(word.tokens)], text=["字", "词"]
+        )
         k = BPE_SIZES.index(state.vocab_size)
         fig.data[6].update(x=[state.bpe_sizes[k]], y=[state.bpe_lengths[k]])
         fig.update_xaxes(range=[-0.3, len(state.text) + 0.3], row=1, col=1)

@@ -50,10 +50,15 @@ class XMatrixExplorer(Explorer):
 
     def controls(self):
         return {
-            "text": widgets.Text(value=SENTENCES[0], description="句子", continuous_update=False,
-                                 layout=widgets.Layout(width="24em")),
-            "layer": widgets.ToggleButtons(options=[(v.split("：")[0], k) for k, v in LAYERS.items()], value="X",
-                                           description="矩阵"),
+            "text": widgets.Text(
+                value=SENTENCES[0],
+                description="句子",
+                continuous_update=False,
+                layout=widgets.Layout(width="24em"),
+            ),
+            "layer": widgets.ToggleButtons(
+                options=[(v.split("：")[0], k) for k, v in LAYERS.items()], value="X", description="矩阵"
+            ),
         }
 
     def compute(self, text: str, layer: str) -> MatrixState:
@@ -65,9 +70,16 @@ class XMatrixExplorer(Explorer):
         return f"{LAYERS[state.layer]}：S = {S} 行（token），d = {d} 列（通道）{note}。"
 
     def figure(self, state: MatrixState) -> go.Figure:
-        fig = go.Figure(go.Heatmap(colorscale="RdBu", zmid=0, zmin=-1, zmax=1, colorbar={"title": "值"},
-                                   hovertemplate="位置 %{customdata}<br>通道 %{x}<br>值 = %{z:.3f}"
-                                                 "<extra></extra>"))
+        fig = go.Figure(
+            go.Heatmap(
+                colorscale="RdBu",
+                zmid=0,
+                zmin=-1,
+                zmax=1,
+                colorbar={"title": "值"},
+                hovertemplate="位置 %{customdata}<br>通道 %{x}<br>值 = %{z:.3f}<extra></extra>",
+            )
+        )
         fig.update_xaxes(title_text="通道 j（特征维度，共 d 个）")
         fig.update_yaxes(title_text="位置 t（token）", autorange="reversed")
         self._fill(fig, state)
@@ -80,10 +92,18 @@ class XMatrixExplorer(Explorer):
         M = state.M
         S, d = M.shape
         ys = [f"{t}·{tok}" for t, tok in enumerate(state.cv.tokens)]
-        fig.data[0].update(z=M.tolist(), x=list(range(d)), y=ys,
-                           customdata=[[f"{t}「{tok}」"] * d for t, tok in enumerate(state.cv.tokens)])
+        fig.data[0].update(
+            z=M.tolist(),
+            x=list(range(d)),
+            y=ys,
+            customdata=[[f"{t}「{tok}」"] * d for t, tok in enumerate(state.cv.tokens)],
+        )
         fig.update_layout(height=max(300, 26 * S + 150), title=f"{LAYERS[state.layer]}　「{state.cv.text}」")
 
     def static_figure(self) -> go.Figure:
-        states = [(f"句 {n + 1} · {k}", self.figure(matrix_state(s, k))) for n, s in enumerate(SENTENCES) for k in LAYERS]
+        states = [
+            (f"句 {n + 1} · {k}", self.figure(matrix_state(s, k)))
+            for n, s in enumerate(SENTENCES)
+            for k in LAYERS
+        ]
         return stepped_figure(states, prefix="")
