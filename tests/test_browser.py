@@ -137,8 +137,10 @@ def test_static_explorer_controls_change_the_plot(browser, server, page):
                 frac = 0.02 if active > (n_steps - 1) / 2 else 0.98
                 p.mouse.click(box["x"] + frac * box["width"], box["y"] + box["height"] / 2)
             else:
-                gd.locator(".updatemenu-header-group").first.click()
-                items = gd.locator(".updatemenu-button")
+                header = gd.locator(".updatemenu-header-group")
+                if header.count():  # 下拉菜单：先展开
+                    header.first.click()
+                items = gd.locator(".updatemenu-dropdown-button, .updatemenu-button")
                 active = gd.evaluate("g => g.layout.updatemenus[0].active || 0")
                 items.nth(1 if active == 0 else 0).click()
             p.wait_for_timeout(400)

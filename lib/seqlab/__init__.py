@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import random
+import warnings
 
 __all__ = ["setup"]
 
@@ -25,4 +26,7 @@ def setup(seed: int = 0) -> None:
     random.seed(seed)
     torch.manual_seed(seed)
     torch.set_num_threads(1)
+    # 书里常在计算图中途读出一个数来打印或断言（float(loss) 之类）；PyTorch 2.13 起每次都为此
+    # 警告一遍。这些读数从不参与反向传播，所以只屏蔽这一条。
+    warnings.filterwarnings("ignore", message="Converting a tensor with requires_grad=True to a scalar")
     use_book_defaults()

@@ -19,7 +19,6 @@ import statistics
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -29,22 +28,8 @@ from torch import nn
 
 from seqlab.corpus import winograd
 from seqlab.errors import DEFAULT_BUDGET_BYTES, InputError, guard_memory
+from seqlab.runtime import native_stderr_silenced, single_thread
 from seqlab.train import fit, load_checkpoint, recipe, save_checkpoint
-
-
-@contextmanager
-def one_thread():
-    """临时让 PyTorch 只用一个线程。
-
-    本书的小矩阵用多线程反而更慢；机器繁忙时，多个线程互相等待能把一次几毫秒的计算拖到几百毫秒。
-    训练「它」模型、实测曲线和探索器的实时更新都在这个上下文里运行。
-    """
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 # ---------------------------------------------------------------- 公式本身
@@ -185,7 +170,7 @@ def peak_memory_bytes(fn: Callable[[], object]) -> int:
     """
     from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    with native_stderr_silenced(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         fn()
     events = [e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"]
     events.sort(key=lambda e: e.start_ns())
@@ -253,7 +238,7 @@ def measure_scaling(
         attention = SelfAttention(d_model)
         rnn = nn.RNN(d_model, d_model, batch_first=True)
     result = ScalingResult(lengths, [], [], [], [], d_model)
-    with one_thread():  # 单线程：曲线反映算法本身的代价，不受线程调度和其他进程的干扰
+    with single_thread():  # 单线程：曲线反映算法本身的代价，不受线程调度和其他进程的干扰
         for S in lengths:
             _measure_one(result, attention, rnn, torch.randn(1, S, d_model, generator=g), repeats)
     return result
@@ -316,7 +301,7 @@ def rnn_reach(S: int, d: int = 8, seed: int = 0) -> torch.Tensor:
         return rnn_parallel_sweeps(rnn, torch.cat([x1[None], X[1:]]), k)
 
     rows = []
-    with one_thread():
+    with single_thread():
         for k in range(S):
             J = _jacobian(lambda x1, k=k: sweeps_from(x1, k), X[0])  # (S, d, d)
             rows.append(J.flatten(1).norm(dim=1))  # (S,)：每个位置对 x_1 的导数范数
@@ -334,7 +319,7 @@ def attention_reach(S: int, d: int = 8, seed: int = 0, causal: bool = True) -> t
         layer = SelfAttention(d)
         X = torch.randn(S, d)
     mask = causal_mask(S) if causal else None
-    with one_thread():
+    with single_thread():
         J = _jacobian(lambda x1: layer(torch.cat([x1[None], X[1:]]), mask)[0], X[0])
     before = torch.zeros(S)
     before[0] = math.sqrt(d)  # ‖∂x_1/∂x_1‖ = ‖I_d‖
@@ -453,7 +438,7 @@ def resolver_accuracy(
 ) -> float:
     """在 ``examples`` 上的准确率：「它」一行里正确名词分到的权重多于另一个名词即算对。"""
     batch = encode_examples(examples, vocab)
-    with torch.no_grad(), one_thread():
+    with torch.no_grad(), single_thread():
         _, A2 = model(batch.ids)
     mass = referent_mass(A2, batch.pronoun, batch.spans)
     return float((mass.argmax(-1) == batch.answer).float().mean())
@@ -469,7 +454,7 @@ def train_pronoun_resolver(
     vocab = winograd.vocabulary()
     torch.manual_seed(seed)
     model = PronounResolver(len(vocab), **WINOGRAD_CONFIG)
-    with one_thread():  # 模型极小：单线程最快，而且不和同一台机器上的其他进程抢核
+    with single_thread():  # 模型极小：单线程最快，而且不和同一台机器上的其他进程抢核
         log = fit(
             model,
             _winograd_batches(vocab, seed, batch_size, unk_rate=0.15),

@@ -16,7 +16,6 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -25,6 +24,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from seqlab.errors import DEFAULT_BUDGET_BYTES, InputError, guard_memory
+from seqlab.runtime import single_thread
 from seqlab.tokenize import MASK, PAD, UNK, Vocab, segment
 from seqlab.train import fit, load_checkpoint, recipe, save_checkpoint
 
@@ -186,21 +186,6 @@ class MaskedWordModel(nn.Module):
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         _, H = self.hidden(ids)
         return H @ self.embed.E.T + self.c
-
-
-@contextmanager
-def single_thread():
-    """在这段代码里让 PyTorch 只用一个线程。
-
-    本节的模型极小（一次只算几十个数），多线程的调度开销远大于计算本身；机器忙的时候，
-    两个线程互相等待甚至能让一次前向传播从 0.1 毫秒变成近 100 毫秒。结果与线程数无关。
-    """
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 # ---------------------------------------------------------------- 训练数据与配方

@@ -22,25 +22,14 @@ from __future__ import annotations
 
 import random
 import time
-from contextlib import contextmanager
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from seqlab.corpus import translation as task
+from seqlab.runtime import single_thread
 from seqlab.train import fit, load_checkpoint, recipe, save_checkpoint
-
-
-@contextmanager
-def single_thread():
-    """临时只用一个 CPU 线程。这里的矩阵都很小，多线程只会互相等待——机器忙时能慢几十倍。"""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 class Encoder(nn.Module):

@@ -27,18 +27,8 @@ from torch.overrides import TorchFunctionMode
 from seqlab.attention import causal_mask, scaled_dot_product_attention
 from seqlab.errors import InputError, guard_memory
 from seqlab.rnn import ElmanRNN, graph_depth, median_seconds
+from seqlab.runtime import single_thread
 from seqlab.train import fit, load_checkpoint, recipe, save_checkpoint
-
-
-@contextlib.contextmanager
-def torch_threads(n: int) -> Iterator[None]:
-    """在 ``with`` 块内让 PyTorch 只用 ``n`` 个线程，结束后恢复原值。"""
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 # ---------------------------------------------------------------- 位置表示
@@ -410,7 +400,7 @@ def train_induction(steps: int = 900, progress: bool = False):
     """
     torch.manual_seed(INDUCTION_SEED)
     model = TinyDecoder(**INDUCTION_CONFIG)
-    with torch_threads(1):
+    with single_thread():
         log = fit(model, _batches(INDUCTION_SEED, 64), copy_loss, steps=steps, lr=3e-3, progress=progress,
                   desc="循环复读")
     test = copy_task_batch(512, random.Random(INDUCTION_SEED + 1))

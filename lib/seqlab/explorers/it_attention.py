@@ -19,6 +19,7 @@ from seqlab.corpus import winograd
 from seqlab.errors import InputError
 from seqlab.explorers import Explorer, clean_text, register
 from seqlab.figures import attention_heatmap, stepped_figure
+from seqlab.runtime import single_thread
 
 MAX_NOUN_CHARS = 4
 CJK = re.compile(r"^[\u3400-\u4dbf\u4e00-\u9fff\U00020000-\U0003134f]+$")
@@ -62,7 +63,7 @@ def it_state(template: str, noun_a: str, noun_b: str) -> ItState:
     t = winograd.TEMPLATE_BY_KEY[template]
     examples = [winograd.make_example(template, noun_a, noun_b, w) for w in t.words]
     batch = attention.encode_examples(examples, vocab)
-    with torch.no_grad(), attention.one_thread():
+    with torch.no_grad(), single_thread():
         _, A2 = model(batch.ids)
     rows = A2[torch.arange(2), batch.pronoun]
     mass = attention.referent_mass(A2, batch.pronoun, batch.spans)

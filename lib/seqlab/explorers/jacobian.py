@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
@@ -27,6 +26,7 @@ from seqlab import rnn
 from seqlab.errors import InputError
 from seqlab.explorers import Explorer, register
 from seqlab.figures import PALETTE, stepped_figure
+from seqlab.runtime import single_thread
 
 R_MAX = 100  # 图上画到的最大距离
 BURN_IN = 20  # 先跑这么多步，让状态离开 h_0 = 0 附近
@@ -56,17 +56,6 @@ class FamilyCurve:
     f32_overflow_r: int | None  # float32 直接连乘第一次出现 inf 的距离
     f32_underflow_r: int | None  # float32 直接连乘第一次整体小于最小正规数的距离
     mean_slope: float  # 平均的 φ'(a_j)：饱和程度
-
-
-@contextmanager
-def _one_thread():
-    """这里全是 64×64 以内的小矩阵：多线程只会在机器繁忙时互相等待，反而慢上几十倍。"""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(n)
 
 
 @lru_cache(maxsize=96)
@@ -170,7 +159,7 @@ def jacobian_state(
     r = _integer(r, 1, R_MAX, "距离 r")
     d = _integer(d, *D_RANGE, "状态维度 d")
     seed = _integer(seed, 0, SEEDS - 1, "随机种子")
-    with _one_thread():
+    with single_thread():
         # 与某一类无关的参数不进缓存键：拖动 β 只重算非正规矩阵，线性 φ 下拖动输入幅度什么也不用重算。
         curves = {
             k: family_curve(

@@ -18,6 +18,7 @@ import torch
 from seqlab import transformer as tf
 from seqlab.explorers import Explorer, clean_text, register
 from seqlab.figures import attention_heatmap, stepped_figure
+from seqlab.runtime import single_thread
 
 EXAMPLE = "苹果天雨山"
 
@@ -44,7 +45,7 @@ class LayerHeadState:
 def layer_head_state(segment: str, layer: int, head: int) -> LayerHeadState:
     segment = clean_text(segment, max_chars=200, what="字段")
     ids = tf.repeat_twice(segment)
-    with tf.torch_threads(1):  # 这么小的模型，单线程最快；机器繁忙时多线程反而要等
+    with single_thread():  # 这么小的模型，单线程最快；机器繁忙时多线程反而要等
         logits, weights = model()(ids, return_weights=True)
     L = len(segment)
     pred = logits[0].argmax(-1)

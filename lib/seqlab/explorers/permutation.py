@@ -20,12 +20,12 @@ from plotly.subplots import make_subplots
 from seqlab.errors import InputError
 from seqlab.explorers import Explorer, clean_text, register
 from seqlab.figures import stepped_figure
+from seqlab.runtime import single_thread
 from seqlab.transformer import (
     MultiHeadSelfAttention,
     PositionwiseFFN,
     TransformerBlock,
     sinusoidal_positions,
-    torch_threads,
 )
 
 D_MODEL = 8
@@ -62,7 +62,7 @@ def parts() -> dict[str, torch.nn.Module]:
 def apply_part(part: str, X: torch.Tensor) -> torch.Tensor:
     """把部件作用到 ``X (S, d)`` 上，返回 ``(S, d)``；``attn_pos`` 先给每一行加上它所在位置的正弦向量。"""
     modules = parts()
-    with torch_threads(1):
+    with single_thread():
         return _apply(modules, part, X)
 
 

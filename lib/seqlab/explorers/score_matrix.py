@@ -24,6 +24,7 @@ from seqlab import attention, corpus
 from seqlab.errors import DEFAULT_BUDGET_BYTES, InputError, format_bytes
 from seqlab.explorers import Explorer, register
 from seqlab.figures import PALETTE, stepped_figure
+from seqlab.runtime import single_thread
 
 S_MAX = 256  # 实时面热力图的最大长度
 STATIC_LENGTHS = (4, 8, 16, 32, 64)
@@ -56,7 +57,7 @@ def sentence_weights(S: int, causal: bool) -> tuple[str, np.ndarray]:
     vectors, layer = _layer()
     X = torch.stack([vectors[ch] for ch in text])
     mask = attention.causal_mask(S) if causal else None
-    with torch.no_grad(), attention.one_thread():
+    with torch.no_grad(), single_thread():
         _, A = layer(X, mask)
     W = A.numpy().astype(np.float64)
     if causal:
