@@ -36,7 +36,7 @@ LIBHASH = $(shell find lib -type f \( -name '*.py' -o -name '*.pt' \) -not -path
 
 book: $(STAMP)
 	@mkdir -p _build
-	@if [ "$$(cat _build/.libhash 2>/dev/null)" != "$(LIBHASH)" ]; then rm -rf _build/.jupyter_cache; echo "$(LIBHASH)" > _build/.libhash; fi
+	@if [ "$$(cat _build/.libhash 2>/dev/null)" != "$(LIBHASH)" ]; then rm -rf _build/.jupyter_cache _build/.doctrees; echo "$(LIBHASH)" > _build/.libhash; fi
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	@echo ""
 	@echo "网站已构建到 $(HTML)。运行 make serve，然后在浏览器中打开 http://127.0.0.1:$(PORT)/"
