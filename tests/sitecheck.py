@@ -24,7 +24,10 @@ def pages() -> list[Path]:
 
 def content_pages() -> list[Path]:
     """本书自己的页面：前言、各章节、附录（不含 Sphinx 生成的索引页和搜索页）。"""
-    return [p for p in pages() if p.name not in {"genindex.html", "search.html"}]
+    return [
+        p for p in pages()
+        if p.name not in {"genindex.html", "search.html"} and "http-equiv=\"Refresh\"" not in p.read_text(encoding="utf-8")[:200]
+    ]
 
 
 class ResourceParser(HTMLParser):

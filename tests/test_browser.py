@@ -162,3 +162,51 @@ def test_chinese_search_finds_section_1_1(browser, server):
         assert not visit.outside and not visit.errors, (visit.outside, visit.errors)
     finally:
         visit.close()
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_dark_mode_keeps_figures_readable(browser, server, page):
+    visit = Visit(browser, f"{server}/{page}", color_scheme="dark")
+    p = visit.page
+    try:
+        assert p.evaluate("document.documentElement.dataset.theme") == "dark"
+        if p.evaluate("document.querySelectorAll('.plotly-graph-div').length"):
+            p.wait_for_function(
+                "[...document.querySelectorAll('.plotly-graph-div')].every(g => g.querySelector('.main-svg'))",
+                timeout=15000,
+            )
+            # 图所在的输出区是透明的，图中文字是浅色的：深色背景上看得清。
+            backgrounds = p.evaluate(
+                """() => [...document.querySelectorAll('.plotly-graph-div')].map(g =>
+                      getComputedStyle(g.closest('.output') || g).backgroundColor)"""
+            )
+            assert all(b in ("rgba(0, 0, 0, 0)", "transparent") for b in backgrounds), backgrounds
+            fills = p.evaluate(
+                """() => [...document.querySelectorAll('.plotly-graph-div .main-svg text')].slice(0, 50)
+                      .map(t => getComputedStyle(t).fill)"""
+            )
+            light = [f for f in fills if sum(map(int, f[f.index("(") + 1 : f.index(")")].split(",")[:3])) > 450]
+            assert len(light) == len(fills), f"深色模式下有看不清的图中文字：{set(fills) - set(light)}"
+        dark = SHOTS / "dark"
+        dark.mkdir(exist_ok=True)
+        p.screenshot(path=str(dark / (page.replace("/", "__").removesuffix(".html") + ".png")), full_page=True)
+        assert not visit.errors, f"控制台错误：{visit.errors}"
+    finally:
+        visit.close()
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if "/ch01/0" in p])
+def test_self_test_quiz_gives_feedback_offline(browser, server, page):
+    visit = Visit(browser, f"{server}/{page}")
+    p = visit.page
+    try:
+        p.wait_for_selector(".MCButton", timeout=15000)
+        first = p.locator(".MCButton").first
+        first.scroll_into_view_if_needed()
+        first.click()
+        p.wait_for_timeout(300)
+        feedback = p.evaluate("[...document.querySelectorAll('.Feedback')].map(e => e.innerText).join('')")
+        assert feedback.strip(), "点选自测题的选项后应当出现反馈"
+        assert not visit.outside and not visit.errors, (visit.outside, visit.errors)
+    finally:
+        visit.close()

@@ -3,7 +3,8 @@
 完全由单元格标签驱动（不做文本匹配）：
 * 标签 ``solution`` 的单元格（答案代码、答案的 {solution-start}/{solution-end} 说明）被删除；
 * 标签 ``exercise-starter`` 的起始代码和 ``exercise-check`` 的检查保留；
-* 所有输出与执行计数被清空。
+* 所有输出与执行计数被清空；
+* 笔记本引用的插图（每章的 ``images/`` 文件夹）复制到笔记本旁边，相对路径不变。
 
 用法：``python tools/student.py [输出目录]``（默认 ``_build/student``）。
 """
@@ -22,10 +23,43 @@ CHAPTERS = ROOT / "chapters"
 SOLUTION_TAG = "solution"
 # 学生需要的库文件与安装说明（检查点在 lib/seqlab/checkpoints 里，随库一起打包）。
 SUPPORT = ["lib", "pyproject.toml", "requirements.txt", "constraints.txt"]
+ZIP_ROOT = "seqlab-student"
+# 压缩包里给学生的说明（学生拿到的只有压缩包，看不到本书的 README）。
+STUDENT_README = """\
+# 《从序列建模到 Transformer》第 1 章 · 学生版
+
+这里是第 1 章每一节的笔记本（01_…ipynb … 06_…ipynb），练习的参考答案已经去掉；
+lib/ 是笔记本用到的小型库 seqlab（含训练好的检查点）。
+
+## 第一次使用（需要 Python 3.11 或更新的版本，不需要 GPU）
+
+    cd seqlab-student
+    python3 -m venv .venv
+    .venv/bin/python -m pip install -r requirements.txt
+    .venv/bin/jupyter lab
+
+Windows 上把 .venv/bin/ 换成 .venv\\Scripts\\。
+
+## 做练习
+
+每道练习下面有一格“检查”：写完代码后运行它，会看到 ✅ 或 ❌ 和一句说明。
+还没做完的练习只会显示 ❌，不会打断“全部运行”。
+"""
 
 
 def notebooks() -> list[Path]:
     return sorted(CHAPTERS.glob("*/[0-9][0-9]_*.ipynb"))
+
+
+def image_dirs() -> list[Path]:
+    """笔记本旁边的插图文件夹（笔记本用相对路径 ``images/…`` 引用它们）。"""
+    return sorted({path.parent / "images" for path in notebooks() if (path.parent / "images").is_dir()})
+
+
+def _support_files(name: str) -> list[Path]:
+    src = ROOT / name
+    files = [src] if src.is_file() else sorted(p for p in src.rglob("*") if p.is_file())
+    return [f for f in files if "__pycache__" not in f.parts and f.suffix != ".pyc" and ".egg-info" not in str(f)]
 
 
 def is_solution(cell) -> bool:
@@ -57,17 +91,23 @@ def build(out: Path) -> Path:
         nb = nbformat.read(path, as_version=4)
         nbformat.write(student_version(nb), out / "notebooks" / path.name)
         nbformat.write(clear_outputs(nbformat.from_dict(nb)), out / "answer_key" / path.name)
+    # 插图：(源文件, 相对笔记本的路径)，例如 images/02_lookup_vs_onehot.svg
+    images = [(f, f.relative_to(d.parent)) for d in image_dirs() for f in sorted(d.rglob("*")) if f.is_file()]
+    for folder in ("notebooks", "answer_key"):
+        for f, rel in images:
+            target = out / folder / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(f, target)
     archive = out / "seqlab-student.zip"
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(f"{ZIP_ROOT}/README.md", STUDENT_README)
         for path in sorted((out / "notebooks").glob("*.ipynb")):
-            zf.write(path, f"seqlab-student/{path.name}")
+            zf.write(path, f"{ZIP_ROOT}/{path.name}")
+        for f, rel in images:
+            zf.write(f, f"{ZIP_ROOT}/{rel.as_posix()}")
         for name in SUPPORT:
-            src = ROOT / name
-            files = [src] if src.is_file() else sorted(p for p in src.rglob("*") if p.is_file())
-            for f in files:
-                if "__pycache__" in f.parts or f.suffix == ".pyc" or ".egg-info" in str(f):
-                    continue
-                zf.write(f, f"seqlab-student/{f.relative_to(ROOT)}")
+            for f in _support_files(name):
+                zf.write(f, f"{ZIP_ROOT}/{f.relative_to(ROOT)}")
     return archive
 
 

@@ -2,6 +2,7 @@
 
 * 链式法则：在一张小的随机联合概率表上分解、再乘回去；
 * 字级 n-gram 语言模型（加 k 平滑），给出每个位置的条件概率 ``p(x_t | x_{<t})``；
+* 一个只看位置编号、不看前文的对照模型 ``p(x_t | t)``；
 * 困惑度：链式法则各项对数概率的平均；
 * 一个极小的条件生成例子 ``p(y | x) = Π_t p(y_t | y_{<t}, x)``。
 """
@@ -16,6 +17,8 @@ from dataclasses import dataclass
 from functools import cache
 
 import torch
+
+from seqlab.errors import InputError
 
 BOS = "<s>"
 EOS = "</s>"
@@ -40,7 +43,7 @@ def chain_rule_factors(joint: torch.Tensor, x: Sequence[int], order: Sequence[in
     n = joint.dim()
     order = list(range(n)) if order is None else list(order)
     if sorted(order) != list(range(n)):
-        raise ValueError(f"order 必须是 0..{n - 1} 的一个排列")
+        raise InputError(f"order 必须是 0..{n - 1} 的一个排列")
     factors = []
     for k in range(n):
         seen = order[: k + 1]
@@ -57,8 +60,42 @@ def _marginal(joint: torch.Tensor, fixed: dict[int, int]) -> float:
 
 
 # ---------------------------------------------------------------- n-gram 语言模型
+class ChainRuleLM:
+    """逐位置给出条件概率的语言模型的共同部分。
+
+    子类只需实现 ``prob(token, context)`` 和 ``vocab``；整句的对数概率、完整的下一字分布
+    都由链式法则从它推出，所以不同的模型可以用同一个 ``perplexity`` 比较。
+    """
+
+    vocab: list[str]
+
+    def prob(self, token: str, context: Sequence[str]) -> float:
+        raise NotImplementedError
+
+    def distribution(self, context: Sequence[str]) -> dict[str, float]:
+        """下一个 token 的完整分布（所有概率加起来为 1）。"""
+        return {v: self.prob(v, context) for v in self.vocab}
+
+    def conditionals(self, text: str, *, include_eos: bool = False) -> list[float]:
+        """链式法则的各项：``[p(x_1), p(x_2 | x_1), …]``（可选再加上句尾 ``p(</s> | x)``）。"""
+        chars = list(text)
+        probs = [self.prob(ch, chars[:t]) for t, ch in enumerate(chars)]
+        if include_eos:
+            probs.append(self.prob(EOS, chars))
+        return probs
+
+    def log_prob(self, text: str, *, include_eos: bool = False) -> float:
+        """``log p(x_1, …, x_n) = Σ_t log p(x_t | x_{<t})``（自然对数）。"""
+        return sum(math.log(p) for p in self.conditionals(text, include_eos=include_eos))
+
+
+def _check_k(k: float) -> None:
+    if not k > 0:
+        raise InputError("平滑常数 k 必须为正")
+
+
 @dataclass
-class NGramLM:
+class NGramLM(ChainRuleLM):
     """字级 n-gram 语言模型：``p(x_t | 前 n-1 个字)``，加 k 平滑。
 
     ``order=1`` 完全不看上下文（一元模型）；``order=3`` 看前两个字。句首用 ``<s>`` 补齐，
@@ -70,9 +107,8 @@ class NGramLM:
 
     def fit(self, sentences: Iterable[str]) -> NGramLM:
         if self.order < 1:
-            raise ValueError("order 至少为 1")
-        if not self.k > 0:
-            raise ValueError("平滑常数 k 必须为正")
+            raise InputError("阶数 order 至少为 1")
+        _check_k(self.k)
         self.counts: dict[tuple[str, ...], Counter] = defaultdict(Counter)
         vocab = {EOS, UNK}
         for sentence in sentences:
@@ -104,10 +140,6 @@ class NGramLM:
         total = self._totals.get(ctx, 0)
         return (count + self.k) / (total + self.k * len(self.vocab))
 
-    def distribution(self, context: Sequence[str]) -> dict[str, float]:
-        """下一个 token 的完整分布（所有概率加起来为 1）。"""
-        return {v: self.prob(v, context) for v in self.vocab}
-
     def top_next(self, context: str, k: int = 5) -> list[tuple[str, float]]:
         """概率最高的 ``k`` 个候选。平滑不改变计数的大小顺序，所以直接按计数排序即可。"""
         ctx = self._context(list(context))
@@ -118,17 +150,33 @@ class NGramLM:
         best += [(v, self.k / denom) for v in itertools.islice(unseen, k - len(best))]
         return best
 
-    def conditionals(self, text: str, *, include_eos: bool = False) -> list[float]:
-        """链式法则的各项：``[p(x_1), p(x_2 | x_1), …]``（可选再加上句尾 ``p(</s> | x)``）。"""
-        chars = list(text)
-        probs = [self.prob(ch, chars[:t]) for t, ch in enumerate(chars)]
-        if include_eos:
-            probs.append(self.prob(EOS, chars))
-        return probs
 
-    def log_prob(self, text: str, *, include_eos: bool = False) -> float:
-        """``log p(x_1, …, x_n) = Σ_t log p(x_t | x_{<t})``（自然对数）。"""
-        return sum(math.log(p) for p in self.conditionals(text, include_eos=include_eos))
+@dataclass
+class PositionLM(ChainRuleLM):
+    """对照模型：只看“这是第几个位置”，完全不看前文内容，``p(x_t | t)``，同样加 k 平滑。
+
+    它回答的问题是：如果模型手里只有位置编号，能预测到什么程度？位置 ``t`` 从 0 数起；
+    句尾 ``</s>`` 也算一个位置上的事件，所以它能学到“句子通常在第几个字结束”。
+    """
+
+    k: float = 0.1
+
+    def fit(self, sentences: Iterable[str]) -> PositionLM:
+        _check_k(self.k)
+        self.counts: dict[int, Counter] = defaultdict(Counter)
+        vocab = {EOS, UNK}
+        for sentence in sentences:
+            vocab.update(sentence)
+            for t, token in enumerate([*sentence, EOS]):
+                self.counts[t][token] += 1
+        self.vocab = sorted(vocab)
+        return self
+
+    def prob(self, token: str, context: Sequence[str]) -> float:
+        """``p(token | t = len(context))``：只用到 ``context`` 的长度，不看它的内容。"""
+        counts = self.counts.get(len(context), Counter())
+        token = token if token in self.vocab else UNK
+        return (counts[token] + self.k) / (sum(counts.values()) + self.k * len(self.vocab))
 
 
 @cache
@@ -140,7 +188,7 @@ def book_model(order: int, k: float = 0.1) -> NGramLM:
     return NGramLM(order, k).fit(train)
 
 
-def perplexity(model: NGramLM, sentences: Iterable[str]) -> float:
+def perplexity(model: ChainRuleLM, sentences: Iterable[str]) -> float:
     """困惑度 ``exp(-(1/N) Σ log p(x_t | x_{<t}))``，N 是所有句子的 token 数（含句尾）。"""
     total_log, n = 0.0, 0
     for s in sentences:
@@ -148,7 +196,7 @@ def perplexity(model: NGramLM, sentences: Iterable[str]) -> float:
         total_log += sum(math.log(p) for p in probs)
         n += len(probs)
     if n == 0:
-        raise ValueError("没有可以计算困惑度的 token")
+        raise InputError("没有可以计算困惑度的 token")
     return math.exp(-total_log / n)
 
 
@@ -160,9 +208,9 @@ DIGITS = dict(zip("零一二三四五六七八九", "0123456789"))
 class DigitTranscriber:
     """一个极小的“翻译”模型：把中文数字串 x 译成阿拉伯数字串 y。
 
-    ``p(y_t | y_{<t}, x)`` 由一张计数表给出：第 t 步读源句的第 t 个字（源句在每一步都可见），
-    再以 ``1 - noise`` 的概率给出对应数字，其余概率均分给别的数字。没有 x 时，这一步只能猜：
-    ``p(y_t | y_{<t})`` 是均匀的——这正是条件生成里“源信息”的价值。
+    ``p(y_t | y_{<t}, x)`` 是写死的规则：第 t 步读源句的第 t 个字（源句在每一步都可见），
+    以 ``1 - noise`` 的概率给出对应数字，其余概率均分给别的符号。``step_without_source``
+    给出看不到源句时的对照：把源句那个位置上的字按均匀分布求和消去之后，只剩下 ``p(y_t | y_{<t})``。
     """
 
     noise: float = 0.05
@@ -175,15 +223,35 @@ class DigitTranscriber:
         other = self.noise / (len(symbols) - 1)
         return {s: (1 - self.noise if s == target else other) for s in symbols}
 
+    def step_without_source(self, y_prefix: str, length: int) -> dict[str, float]:
+        """看不到源句（只知道它有 ``length`` 个字）时第 t 步的分布 ``p(y_t | y_{<t})``。
+
+        设源句每个位置独立、均匀地取 10 个中文数字之一。已生成的前缀只和源句前面的字有关，
+        所以 ``p(y_t | y_{<t}) = Σ_d p(x_t = d) p(y_t | y_{<t}, x_t = d)``：对第 t 个源字的 10 种
+        可能取平均。
+        """
+        t = len(y_prefix)
+        if t < length:  # 第 t 个源字有 10 种可能；其余位置不影响这一步，随便填「零」
+            sources = ["零" * t + d + "零" * (length - t - 1) for d in DIGITS]
+        else:  # 源句已经读完：无论源句是什么，这一步都预测句尾
+            sources = ["零" * length]
+        dists = [self.step(x, y_prefix) for x in sources]
+        return {s: sum(dist[s] for dist in dists) / len(dists) for s in dists[0]}
+
     def log_prob(self, y: str, x: str) -> float:
         """``log p(y | x) = Σ_t log p(y_t | y_{<t}, x)``，包括句尾符号。"""
         steps = list(y) + [EOS]
         return sum(math.log(self.step(x, y[:t])[s]) for t, s in enumerate(steps))
 
+    def log_prob_without_source(self, y: str, length: int) -> float:
+        """``log p(y) = Σ_t log p(y_t | y_{<t})``：同一个译文，只是每一步都看不到源句。"""
+        steps = list(y) + [EOS]
+        return sum(math.log(self.step_without_source(y[:t], length)[s]) for t, s in enumerate(steps))
+
     def greedy(self, x: str) -> str:
         """每一步取概率最大的符号，直到产生 ``</s>``。"""
         if any(ch not in DIGITS for ch in x):
-            raise ValueError("源句只能包含中文数字 零一二三四五六七八九")
+            raise InputError("源句只能包含中文数字 零一二三四五六七八九")
         y = ""
         for _ in range(len(x) + 1):
             dist = self.step(x, y)
