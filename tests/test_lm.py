@@ -6,6 +6,7 @@ import math
 import pytest
 
 from seqlab import corpus, lm
+from seqlab.errors import InputError
 
 
 def test_corpus_is_deterministic_rich_and_has_the_reading_contrast():
@@ -76,8 +77,22 @@ def test_perplexity_falls_with_context_and_uniform_model_gives_vocab_size():
     assert ppl[0] > 5 * ppl[1] and ppl[2] < ppl[1]
     vocab_only = lm.NGramLM(1, k=1e9).fit(["ab"])  # 巨大的平滑 → 近似均匀
     assert math.isclose(lm.perplexity(vocab_only, ["ab"]), len(vocab_only.vocab), rel_tol=1e-6)
-    with pytest.raises(ValueError):
+    with pytest.raises(InputError):
         lm.perplexity(lm.book_model(2), [])
+
+
+def test_position_only_model_counts_positions_and_ignores_content():
+    model = lm.PositionLM(k=0.5).fit(["ab", "cb", "a"])
+    # 词表 a b c </s> <unk> → |V| = 5；位置 0：a 两次、c 一次；位置 1：b 两次、</s> 一次
+    assert math.isclose(model.prob("a", ""), (2 + 0.5) / (3 + 0.5 * 5))
+    assert math.isclose(model.prob("b", "a"), model.prob("b", "z"))  # 只看长度，不看内容
+    assert math.isclose(model.prob(lm.EOS, "c"), (1 + 0.5) / (3 + 0.5 * 5))
+    assert math.isclose(sum(model.distribution("龘龘龘龘").values()), 1.0)  # 没见过的位置 → 均匀
+    train, test = corpus.train_test_split(corpus.book_corpus())
+    position, bigram = lm.PositionLM().fit(train), lm.book_model(2)
+    assert lm.perplexity(bigram, test) * 5 < lm.perplexity(position, test) < lm.perplexity(lm.book_model(1), test)
+    with pytest.raises(InputError):
+        lm.PositionLM(k=0).fit(train)
 
 
 def test_conditional_generation_uses_the_source_every_step():
@@ -90,8 +105,20 @@ def test_conditional_generation_uses_the_source_every_step():
     by_steps = sum(math.log(model.step("二七一八", "2718"[:t])[s]) for t, s in enumerate(symbols))
     assert math.isclose(model.log_prob("2718", "二七一八"), by_steps)
     assert model.log_prob("2718", "二七一八") > model.log_prob("2781", "二七一八")
-    with pytest.raises(ValueError):
+    with pytest.raises(InputError):
         model.greedy("二x")
+
+
+def test_without_the_source_each_digit_is_a_one_in_ten_guess():
+    model = lm.DigitTranscriber(noise=0.05)
+    first = model.step_without_source("", 4)
+    assert math.isclose(sum(first.values()), 1.0)
+    assert all(math.isclose(first[d], (0.95 + 9 * 0.005) / 10) for d in "0123456789")
+    assert math.isclose(model.step_without_source("2718", 4)[lm.EOS], 0.95)  # 长度已知：何时结束是确定的
+    # 按定义求和消去源字：p(y_t | y_<t) = Σ_d p(x_t = d) p(y_t | y_<t, x_t = d)
+    by_hand = sum(model.step("二七" + d + "八", "27")["1"] for d in lm.DIGITS) / 10
+    assert math.isclose(model.step_without_source("27", 4)["1"], by_hand)
+    assert model.log_prob("2718", "二七一八") > model.log_prob_without_source("2718", 4) + 8
 
 
 def test_all_sequences_counts():

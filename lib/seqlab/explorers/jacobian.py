@@ -25,7 +25,7 @@ from plotly.subplots import make_subplots
 from seqlab import rnn
 from seqlab.errors import InputError
 from seqlab.explorers import Explorer, register
-from seqlab.figures import PALETTE, stepped_figure
+from seqlab.figures import PALETTE
 from seqlab.runtime import single_thread
 
 R_MAX = 100  # 图上画到的最大距离
@@ -175,19 +175,20 @@ def jacobian_state(
 
 
 def _to_plot(log10_values) -> tuple[list[float], bool]:
-    """log10 值 → 画在对数轴上的数；超出 1e±300 的截到边界（并报告）。"""
+    """log10 值 → 画在对数轴上的数（保留 4 位有效数字，静态图的 JSON 因此小一半）；
+    超出 1e±300 的截到边界（并报告）。"""
     clipped = False
     out = []
     for v in log10_values:
         if not v > -LOG10_CLIP or not v < LOG10_CLIP:
             clipped = True
             v = LOG10_CLIP if v >= LOG10_CLIP else -LOG10_CLIP
-        out.append(10.0**v)
+        out.append(float(f"{10.0**v:.4g}"))
     return out, clipped
 
 
 def _fmt(log10_value: float) -> str:
-    """把 log10 值写成人读的数：10 的 ±4 次方以内直接写，否则写成 a×10^k。"""
+    """把 log10 值写成人读的数：10 的 -3 到 4 次方之间直接写，否则写成 a×10^k。"""
     if not math.isfinite(log10_value):
         return "0" if log10_value < 0 else "∞"
     if -3 <= log10_value < 4:
@@ -196,8 +197,30 @@ def _fmt(log10_value: float) -> str:
     return f"{10 ** (log10_value - k):.2f}×10^{k}"
 
 
+# 轨迹的固定顺序（实时更新只替换数组；静态图的 r 滑块按这个顺序找到要改的轨迹）
+N_NORM = len(rnn.KINDS)  # 0–2：三类矩阵的范数曲线
+I_BOUND, I_RADIUS, I_VLINE, I_MARKERS = N_NORM, N_NORM + 1, N_NORM + 2, N_NORM + 3
+I_SINGULAR = N_NORM + 4  # 之后三条：三类矩阵在距离 r 处的奇异值
+N_TRACES = I_SINGULAR + N_NORM
+
+
+def _at_r(state: JacobianState, r: int) -> dict[str, list]:
+    """随距离 r 变化的那几组数：竖线、三个圆点、三组奇异值。"""
+    lo, hi = _y_range(state)
+    markers, _ = _to_plot([float(c.log10_norm[r - 1]) for c in state.curves.values()])
+    singular = {
+        k: _to_plot(rnn.log10_singular_values(c.M[r - 1], float(c.log10_c[r - 1])).tolist())[0]
+        for k, c in state.curves.items()
+    }
+    return {
+        "vline": ([r, r], [10.0**lo, 10.0**hi]),
+        "markers": ([r] * N_NORM, markers),
+        "singular": [(list(range(1, len(v) + 1)), v) for v in singular.values()],
+    }
+
+
 def _traces(state: JacobianState) -> list[dict]:
-    """图中全部轨迹（顺序固定：实时更新只替换数组）。"""
+    """图中全部轨迹，顺序见上面的 ``I_*`` 常数。"""
     rs = list(range(1, R_MAX + 1))
     sel = state.selected
     traces = []
@@ -210,74 +233,75 @@ def _traces(state: JacobianState) -> list[dict]:
                 "x": rs,
                 "y": y,
                 "mode": "lines",
-                "name": KIND_LABELS[kind],
+                "name": KIND_LABELS[kind] + ("（所选）" if chosen else ""),
                 "legendgroup": kind,
                 "line": {
                     "color": KIND_COLORS[kind],
-                    "width": 3.5 if chosen else 1.5,
+                    "width": 3.5 if chosen else 1.6,
                     "dash": "solid" if chosen else "dot",
                 },
-                "opacity": 1.0 if chosen else 0.55,
+                "opacity": 1.0 if chosen else 0.6,
                 "xaxis": "x",
                 "yaxis": "y",
-                "hovertemplate": f"{KIND_LABELS[kind]}<br>r = %{{x}}<br>‖∂hₜ/∂hₜ₋ᵣ‖ = %{{y:.3g}}<extra></extra>",
+                "hovertemplate": f"{KIND_LABELS[kind]}<br>r = %{{x}}<br>‖∂hₜ/∂hₜ₋ᵣ‖₂ = %{{y:.3g}}<extra></extra>",
             }
         )
     gamma = rnn.PHI_DERIVATIVE_BOUND[state.phi]
     bound, _ = _to_plot([r * math.log10(gamma * sel.sigma_max_W) for r in rs])
     radius, _ = _to_plot([r * math.log10(sel.rho_W) for r in rs])
+    for y, name, dash in ((bound, "上界 (γ·σₘₐₓ)ʳ", "dash"), (radius, "ρʳ", "dot")):
+        traces.append(
+            {
+                "type": "scatter",
+                "x": rs,
+                "y": y,
+                "mode": "lines",
+                "name": name,
+                "xaxis": "x",
+                "yaxis": "y",
+                "line": {"color": "#8a8a8a", "width": 1.6, "dash": dash},
+                "hovertemplate": f"{name}（所选矩阵）<br>r = %{{x}}<br>%{{y:.3g}}<extra></extra>",
+            }
+        )
+    at = _at_r(state, state.r)
     traces.append(
         {
             "type": "scatter",
-            "x": rs,
-            "y": bound,
+            "x": at["vline"][0],
+            "y": at["vline"][1],
             "mode": "lines",
-            "name": "上界 (γ·σ_max(W_h))^r",
             "xaxis": "x",
             "yaxis": "y",
-            "line": {"color": "#888888", "width": 1.5, "dash": "dash"},
-            "hovertemplate": "上界<br>r = %{x}<br>%{y:.3g}<extra></extra>",
-        }
-    )
-    traces.append(
-        {
-            "type": "scatter",
-            "x": rs,
-            "y": radius,
-            "mode": "lines",
-            "name": "ρ(W_h)^r",
-            "xaxis": "x",
-            "yaxis": "y",
-            "line": {"color": "#888888", "width": 1.5, "dash": "dot"},
-            "hovertemplate": "ρ^r<br>r = %{x}<br>%{y:.3g}<extra></extra>",
-        }
-    )
-    here, _ = _to_plot([float(sel.log10_norm[state.r - 1])])
-    traces.append(
-        {
-            "type": "scatter",
-            "x": [state.r],
-            "y": here,
-            "mode": "markers",
-            "name": f"距离 r = {state.r}",
-            "xaxis": "x",
-            "yaxis": "y",
-            "marker": {
-                "size": 12,
-                "color": KIND_COLORS[state.matrix],
-                "line": {"width": 2, "color": "#333333"},
-            },
-            "hovertemplate": "r = %{x}<br>%{y:.3g}<extra></extra>",
+            "line": {"color": "#8a8a8a", "width": 1, "dash": "dashdot"},
+            "hoverinfo": "skip",
             "showlegend": False,
         }
     )
-    for kind, values in state.singular.items():
-        y, _ = _to_plot(values)
+    kinds = list(state.curves)
+    traces.append(
+        {
+            "type": "scatter",
+            "x": at["markers"][0],
+            "y": at["markers"][1],
+            "mode": "markers",
+            "xaxis": "x",
+            "yaxis": "y",
+            "marker": {
+                "size": [13 if k == state.matrix else 8 for k in kinds],
+                "color": [KIND_COLORS[k] for k in kinds],
+                "line": {"width": 1.5, "color": "#444444"},
+            },
+            "customdata": [KIND_LABELS[k] for k in kinds],
+            "hovertemplate": "%{customdata}<br>r = %{x}<br>‖∂hₜ/∂hₜ₋ᵣ‖₂ = %{y:.3g}<extra></extra>",
+            "showlegend": False,
+        }
+    )
+    for kind, (x, y) in zip(kinds, at["singular"]):
         chosen = kind == state.matrix
         traces.append(
             {
                 "type": "scatter",
-                "x": list(range(1, len(y) + 1)),
+                "x": x,
                 "y": y,
                 "mode": "lines+markers",
                 "legendgroup": kind,
@@ -285,14 +309,14 @@ def _traces(state: JacobianState) -> list[dict]:
                 "showlegend": False,
                 "xaxis": "x2",
                 "yaxis": "y2",
-                "opacity": 1.0 if chosen else 0.5,
+                "opacity": 1.0 if chosen else 0.55,
                 "line": {
                     "color": KIND_COLORS[kind],
-                    "width": 2.5 if chosen else 1,
+                    "width": 2.5 if chosen else 1.2,
                     "dash": "solid" if chosen else "dot",
                 },
                 "marker": {"size": 6 if chosen else 3, "color": KIND_COLORS[kind]},
-                "hovertemplate": f"{KIND_LABELS[kind]}<br>第 %{{x}} 个奇异值 = %{{y:.3g}}<extra></extra>",
+                "hovertemplate": f"{KIND_LABELS[kind]}<br>σ%{{x}} = %{{y:.3g}}<extra></extra>",
             }
         )
     return traces
@@ -304,29 +328,21 @@ def _decorations(state: JacobianState) -> tuple[list[dict], list[dict]]:
     shapes = [
         {
             "type": "line",
-            "xref": "x domain",
-            "yref": "y",
+            "xref": f"{ax} domain",
+            "yref": ay,
             "x0": 0,
             "x1": 1,
             "y0": 1,
             "y1": 1,
-            "line": {"color": "#999999", "width": 1},
-        },
-        {
-            "type": "line",
-            "xref": "x2 domain",
-            "yref": "y2",
-            "x0": 0,
-            "x1": 1,
-            "y0": 1,
-            "y1": 1,
-            "line": {"color": "#999999", "width": 1},
-        },
+            "line": {"color": "#999999", "width": 1.2},
+        }
+        for ax, ay in (("x", "y"), ("x2", "y2"))
     ]
     notes = []
-    for r0, color, text in (
-        (sel.f32_overflow_r, "rgba(181,72,93,0.18)", "float32 上溢区（inf）→"),
-        (sel.f32_underflow_r, "rgba(59,110,165,0.15)", "float32 下溢区 →"),
+    # 上溢时曲线在右上方，说明写在色块左下；下溢时曲线在右下方，说明写在色块左上。
+    for r0, color, text, y, anchor in (
+        (sel.f32_overflow_r, "rgba(181,72,93,0.20)", f"从 r = {sel.f32_overflow_r} 起 float32 上溢为 inf →", 0.03, "bottom"),
+        (sel.f32_underflow_r, "rgba(59,110,165,0.18)", f"从 r = {sel.f32_underflow_r} 起 float32 下溢为 0 →", 0.97, "top"),
     ):
         if r0 is not None:
             shapes.append(
@@ -347,10 +363,10 @@ def _decorations(state: JacobianState) -> tuple[list[dict], list[dict]]:
                 {
                     "xref": "x",
                     "yref": "y domain",
-                    "x": r0,
-                    "y": 0.98,
-                    "xanchor": "left",
-                    "yanchor": "top",
+                    "x": r0 - 1,
+                    "y": y,
+                    "xanchor": "right",
+                    "yanchor": anchor,
                     "text": text,
                     "showarrow": False,
                     "font": {"size": 12, "color": "#b5485d"},
@@ -359,8 +375,8 @@ def _decorations(state: JacobianState) -> tuple[list[dict], list[dict]]:
     return shapes, notes
 
 
-def _subplot_titles(state: JacobianState) -> list[dict]:
-    titles = ("‖∂hₜ/∂hₜ₋ᵣ‖₂ 随距离 r 的变化", f"r = {state.r} 时乘积的全部奇异值")
+def _subplot_titles(right: str) -> list[dict]:
+    titles = ("梯度范数 ‖∂hₜ/∂hₜ₋ᵣ‖₂ 随距离 r 的变化", right)
     return [
         {
             "text": t,
@@ -370,14 +386,15 @@ def _subplot_titles(state: JacobianState) -> list[dict]:
             "y": 1.0,
             "xanchor": "center",
             "yanchor": "bottom",
+            "yshift": 4,
             "showarrow": False,
-            "font": {"size": 14},
+            "font": {"size": 13},
         }
-        for t, x in zip(titles, (0.29, 0.82))
+        for t, x in zip(titles, (0.29, 0.84))
     ]
 
 
-def _title(state: JacobianState) -> str:
+def _setting(state: JacobianState) -> str:
     return (
         f"{KIND_LABELS[state.matrix]} · φ = {state.phi} · ρ = {state.rho:g}"
         + (f" · β = {state.beta:g}" if state.matrix == "nonnormal" else "")
@@ -386,43 +403,79 @@ def _title(state: JacobianState) -> str:
     )
 
 
+def verdict(state: JacobianState) -> str:
+    """一句话判断：由 γ·σ_max(W_h) 与 ρ(W_h) 能推出什么（与距离 r 无关）。"""
+    sel = state.selected
+    gamma = rnn.PHI_DERIVATIVE_BOUND[state.phi]
+    g_sigma = gamma * sel.sigma_max_W
+    head = f"ρ(W_h) = {sel.rho_W:.3g}，σₘₐₓ(W_h) = {sel.sigma_max_W:.3g}"
+    if g_sigma < 1 - 1e-9:
+        tail = f"γ·σₘₐₓ = {g_sigma:.3g} < 1：梯度必然指数衰减"
+    elif sel.rho_W < 1 - 1e-9:
+        tail = f"γ·σₘₐₓ = {g_sigma:.3g} ≥ 1：上界管不住短期增长；ρ < 1 只保证线性时最终衰减"
+    elif state.phi == "linear":
+        tail = "ρ ≥ 1：线性时不会衰减" + ("，按 ρʳ 增长" if sel.rho_W > 1 + 1e-9 else "")
+    else:
+        tail = f"γ·σₘₐₓ = {g_sigma:.3g} > 1：可能爆炸，但不必然——要看 tanh 饱和多少"
+    if state.phi == "tanh":
+        tail += f"（平均 φ′ = {sel.mean_slope:.2f}）"
+    return f"{head}；{tail}"
+
+
+def _title(state: JacobianState, headline: str | None = None) -> dict:
+    top = headline or _setting(state)
+    return {
+        "text": f"<b>{top}</b><br><span style='font-size:12px'>{verdict(state)}</span>",
+        "x": 0.01,
+        "xanchor": "left",
+        "y": 0.985,
+        "yanchor": "top",
+        "yref": "container",
+        "font": {"size": 15},
+    }
+
+
 def _y_range(state: JacobianState) -> list[float]:
     """左图纵轴范围（log10）：由三条曲线和 ρ^r 决定，不让很松的上界把曲线压扁。"""
     values = [v for c in state.curves.values() for v in c.log10_norm.tolist()]
     values += [R_MAX * math.log10(state.selected.rho_W), 0.0]
     values = [min(max(v, -LOG10_CLIP), LOG10_CLIP) for v in values]
     lo, hi = min(values), max(values)
-    pad = max(0.5, 0.06 * (hi - lo))
+    pad = max(0.5, 0.08 * (hi - lo))
     return [lo - pad, hi + pad]
 
 
-def _layout(state: JacobianState, title: str | None = None) -> dict:
+def _layout(state: JacobianState, headline: str | None = None, right: str | None = None) -> dict:
     shapes, notes = _decorations(state)
     return {
-        "title": {"text": title or _title(state), "x": 0.01, "xanchor": "left"},
-        "annotations": _subplot_titles(state) + notes,
+        "title": _title(state, headline),
+        "annotations": _subplot_titles(right or f"r = {state.r} 时乘积的全部奇异值") + notes,
         "shapes": shapes,
-        "xaxis": {"title": "距离 r（步）", "range": [0, R_MAX + 1], "domain": [0.0, 0.58]},
+        "xaxis": {"title": {"text": "距离 r（步）"}, "range": [0, R_MAX + 1], "domain": [0.0, 0.58]},
         "yaxis": {
-            "title": "范数（对数坐标）",
+            "title": {"text": "梯度范数（对数坐标）"},
             "type": "log",
             "exponentformat": "power",
             "range": _y_range(state),
         },
-        "xaxis2": {"title": "奇异值序号 k（从大到小）", "domain": [0.68, 1.0], "range": [0, state.d + 1]},
-        "yaxis2": {"title": "σₖ（对数坐标）", "type": "log", "anchor": "x2", "exponentformat": "power"},
+        "xaxis2": {"title": {"text": "序号 k（从大到小）"}, "domain": [0.69, 1.0], "range": [0, state.d + 1]},
+        "yaxis2": {
+            "title": {"text": "奇异值 σₖ（对数坐标）", "standoff": 4},
+            "type": "log",
+            "anchor": "x2",
+            "exponentformat": "power",
+            "autorange": True,
+        },
     }
 
 
-def jacobian_figure(state: JacobianState, title: str | None = None) -> go.Figure:
+LEGEND = {"orientation": "h", "x": 0.0, "y": 1.09, "xanchor": "left", "yanchor": "bottom", "font": {"size": 12}}
+
+
+def jacobian_figure(state: JacobianState) -> go.Figure:
     fig = make_subplots(rows=1, cols=2)
     fig.add_traces(_traces(state))
-    fig.update_layout(
-        _layout(state, title),
-        height=480,
-        legend={"orientation": "h", "x": 0.0, "y": 1.11, "xanchor": "left", "yanchor": "bottom"},
-        margin={"t": 120, "b": 60},
-    )
+    fig.update_layout(_layout(state), height=500, legend=LEGEND, margin={"t": 130, "b": 60, "l": 70, "r": 20})
     return fig
 
 
@@ -433,15 +486,13 @@ def jacobian_caption(state: JacobianState) -> str:
     gamma = rnn.PHI_DERIVATIVE_BOUND[state.phi]
     peak = int(torch.argmax(norms)) + 1
     parts = [
-        f"{KIND_LABELS[state.matrix]}：ρ(W_h) = {sel.rho_W:.3g}，σ_max(W_h) = {sel.sigma_max_W:.3g}。",
-        f"r = {r} 时 ‖∂hₜ/∂hₜ₋ᵣ‖ = {_fmt(float(norms[r - 1]))}，",
-        f"上界 (γ·σ_max)^r = {_fmt(r * math.log10(gamma * sel.sigma_max_W))}，ρ^r = {_fmt(r * math.log10(sel.rho_W))}。",
+        f"{KIND_LABELS[state.matrix]}：{verdict(state)}。",
+        f"r = {r} 时 ‖∂hₜ/∂hₜ₋ᵣ‖₂ = {_fmt(float(norms[r - 1]))}，",
+        f"上界 (γ·σₘₐₓ)^r = {_fmt(r * math.log10(gamma * sel.sigma_max_W))}，ρ^r = {_fmt(r * math.log10(sel.rho_W))}。",
     ]
     if 1 < peak < R_MAX and float(norms[peak - 1]) > float(norms[0]) + 0.05:
         parts.append(f"范数先增长，在 r = {peak} 处达到峰值 {_fmt(float(norms[peak - 1]))} 后才下降。")
-    if state.phi == "tanh":
-        parts.append(f"平均 φ'(a) = {sel.mean_slope:.2f}（越小越饱和）。")
-    else:
+    if state.phi == "linear":
         parts.append("线性 φ 的雅可比矩阵就是 W_h，与输入无关。")
     if sel.f32_overflow_r is not None:
         parts.append(
@@ -456,6 +507,73 @@ def jacobian_caption(state: JacobianState) -> str:
     if any(not -LOG10_CLIP < v < LOG10_CLIP for c in state.curves.values() for v in c.log10_norm.tolist()):
         parts.append(f"有的值超出了 10^±{LOG10_CLIP:.0f}，画在了图的边界上。")
     return "".join(parts)
+
+
+def tour_figure() -> go.Figure:
+    """静态面：上面的滑块在 ``TOUR`` 的场景之间切换，下面的滑块改变距离 r（右图与圆点随之变化）。
+
+    场景滑块用 ``update`` 切换可见的轨迹和版面；r 滑块用 ``restyle`` 只改每个场景的竖线、圆点
+    与奇异值轨迹的数据，所以两者互不干扰：换场景时 r 保持不变。
+    """
+    states = [(label, jacobian_state(r=STATIC_R_DEFAULT, **params), headline) for label, params, headline in TOUR]
+    fig = make_subplots(rows=1, cols=2)
+    n_scenes = len(states)
+    for _, state, _ in states:
+        fig.add_traces(_traces(state))
+    active = 0
+    r0 = STATIC_R_DEFAULT
+    scene_steps = []
+    for k, (label, state, headline) in enumerate(states):
+        visible = [i // N_TRACES == k for i in range(n_scenes * N_TRACES)]
+        layout = _layout(state, headline.format(over=state.selected.f32_overflow_r), "所选距离 r 处乘积的全部奇异值")
+        layout["yaxis2"]["autorange"] = True
+        scene_steps.append({"label": label, "method": "update", "args": [{"visible": visible}, layout]})
+        if k == active:
+            fig.update_layout(layout)
+            for i, trace in enumerate(fig.data):
+                trace.visible = visible[i]
+    r_steps = []
+    for r in STATIC_R:
+        xs, ys, idx = [], [], []
+        for k, (_, state, _) in enumerate(states):
+            at = _at_r(state, r)
+            base = k * N_TRACES
+            for i, (x, y) in [(I_VLINE, at["vline"]), (I_MARKERS, at["markers"])] + [
+                (I_SINGULAR + j, xy) for j, xy in enumerate(at["singular"])
+            ]:
+                xs.append(x)
+                ys.append(y)
+                idx.append(base + i)
+        r_steps.append({"label": str(r), "method": "restyle", "args": [{"x": xs, "y": ys}, idx]})
+        if r == r0:
+            for i, x, y in zip(idx, xs, ys):
+                fig.data[i].x, fig.data[i].y = x, y
+    fig.update_layout(
+        height=640,
+        legend=LEGEND,
+        margin={"t": 130, "b": 200, "l": 70, "r": 20},
+        sliders=[
+            {
+                "active": active,
+                "steps": scene_steps,
+                "currentvalue": {"prefix": "场景 ", "font": {"size": 13}},
+                "pad": {"t": 58, "b": 0},
+                "y": 0,
+                "yanchor": "top",
+                "font": {"size": 12},
+            },
+            {
+                "active": STATIC_R.index(r0),
+                "steps": r_steps,
+                "currentvalue": {"prefix": "距离 r = ", "font": {"size": 13}},
+                "pad": {"t": 150, "b": 0},
+                "y": 0,
+                "yanchor": "top",
+                "font": {"size": 12},
+            },
+        ],
+    )
+    return fig
 
 
 @register
@@ -548,58 +666,56 @@ class JacobianExplorer(Explorer):
         fig._jacobian_last = (traces, layout)
 
     def static_figure(self) -> go.Figure:
-        states = []
-        for label, params, title in TOUR:
-            state = jacobian_state(**params)
-            states.append((label, jacobian_figure(state, title.format(over=state.selected.f32_overflow_r))))
-        return stepped_figure(states, prefix="场景 ", active=0)
+        return tour_figure()
 
 
-# 静态版的“导览”：每一步换一组设置，标题说出这一步该看什么。三类矩阵总是同时画出。
+# 静态面 r 滑块的取值（默认停在 30），以及“导览”：每个场景换一组设置，标题说出该看什么。三类矩阵总是同时画出。
+STATIC_R = [1, 2, 3, 5, 10, 15, 20, 30, 40, 50, 60, 70, 80, 90, 100]
+STATIC_R_DEFAULT = 30
 TOUR = [
     (
-        "① 衰减",
+        "①衰减",
         {"matrix": "orthogonal", "rho": 0.9, "phi": "linear"},
-        "① 线性、正交、ρ = 0.9：范数恰好是 0.9^r，r = 30 时只剩约 4%",
+        "① 线性、正交、ρ = 0.9：范数恰好是 0.9ʳ，对数坐标上是一条下降的直线",
     ),
     (
-        "② 临界",
+        "②临界",
         {"matrix": "orthogonal", "rho": 1.0, "phi": "linear"},
         "② 线性、正交、ρ = 1：范数恒为 1，既不消失也不爆炸",
     ),
     (
-        "③ 增长",
+        "③增长",
         {"matrix": "orthogonal", "rho": 1.1, "phi": "linear"},
-        "③ 线性、正交、ρ = 1.1：范数按 1.1^r 增长（Pascanu 等的“爆炸”一侧）",
+        "③ 线性、正交、ρ = 1.1：范数按 1.1ʳ 增长，r = 100 时约 1.4 万倍",
     ),
     (
-        "④ 同 ρ 非正规",
-        {"matrix": "nonnormal", "rho": 0.9, "phi": "linear", "r": 10},
-        "④ 同样 ρ = 0.9 的非正规矩阵：先增长到十几倍，再衰减——不只是一个标量",
+        "④非正规",
+        {"matrix": "nonnormal", "rho": 0.9, "phi": "linear"},
+        "④ 同样 ρ = 0.9 的非正规矩阵：先增长到十几倍，再衰减",
     ),
     (
-        "⑤ 同 ρ 高斯",
+        "⑤高斯",
         {"matrix": "gaussian", "rho": 0.9, "phi": "linear"},
-        "⑤ 同样 ρ = 0.9 的高斯随机矩阵：σ_max ≈ 2ρ，衰减前有一段“平台”",
+        "⑤ 同样 ρ = 0.9 的高斯随机矩阵：前几步几乎不衰减，奇异值铺得很开",
     ),
     (
-        "⑥ ρ = 1 也不安全",
+        "⑥ρ=1",
         {"matrix": "nonnormal", "rho": 1.0, "phi": "linear"},
-        "⑥ ρ = 1：正交矩阵恰好保持 1；同样 ρ = 1 的非正规矩阵却按 r 线性增长，高斯矩阵也停在 1 之上",
+        "⑥ ρ = 1 也不安全：非正规矩阵的范数按 r 线性增长",
     ),
     (
-        "⑦ tanh 不饱和",
+        "⑦tanh小",
         {"matrix": "orthogonal", "rho": 1.1, "phi": "tanh", "input_scale": 0.1},
-        "⑦ tanh、ρ = 1.1、输入很小：φ' 不大于 1，范数被压到 1.1^r 以下",
+        "⑦ tanh、ρ = 1.1、输入很小：φ′ ≤ 1，范数落到 1.1ʳ 之下",
     ),
     (
-        "⑧ tanh 饱和",
+        "⑧tanh饱和",
         {"matrix": "orthogonal", "rho": 1.1, "phi": "tanh", "input_scale": 2.0},
-        "⑧ 同样的矩阵，输入变大使 tanh 饱和：φ' 很小，增长变成了衰减",
+        "⑧ 同一个矩阵，输入变大使 tanh 饱和：增长变成了衰减",
     ),
     (
-        "⑨ 溢出",
-        {"matrix": "orthogonal", "rho": 3.0, "phi": "linear", "r": 100},
-        "⑨ 线性、ρ = 3：float32 在 r = {over} 起装不下这个乘积（红色区域），曲线照样画出真实数量级",
+        "⑨溢出",
+        {"matrix": "orthogonal", "rho": 3.0, "phi": "linear"},
+        "⑨ 线性、ρ = 3：从 r = {over} 起 float32 装不下这个乘积",
     ),
 ]
