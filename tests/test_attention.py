@@ -142,3 +142,27 @@ def test_it_row_flips_between_x_and_y():
     mass = attention.referent_mass(A2, batch.pronoun, batch.spans)
     assert mass[0, 0] > 0.5 > mass[0, 1]  # 太大了 → 奖杯
     assert mass[1, 1] > 0.5 > mass[1, 0]  # 太小了 → 箱子
+
+
+def test_score_matrix_static_face_refuses_past_the_budget_and_stays_small():
+    from seqlab.errors import format_bytes
+    from seqlab.explorers import score_matrix
+
+    fig = score_matrix.ScoreMatrixExplorer().static_figure()
+    steps = fig.layout.sliders[0].steps
+    assert [s.label for s in steps] == [f"S = {S}" for S in score_matrix.STATIC_LENGTHS]
+    S = score_matrix.STATIC_LENGTHS[-1]
+    estimate = attention.score_bytes(S, **score_matrix.STATIC_CONFIG)
+    assert estimate > score_matrix.DEFAULT_BUDGET_BYTES  # 最后一档必须超出预算
+    last = steps[-1].args[1]["annotations"][0]["text"]
+    assert "拒绝" in last and format_bytes(estimate) in last
+    assert len(fig.to_json()) < 400_000
+    assert "$" not in fig.to_json()
+
+
+def test_best_seconds_uses_thread_cpu_time_by_default():
+    import time
+
+    start = time.perf_counter()
+    cpu = attention.best_seconds(lambda: time.sleep(0.02), repeats=2)
+    assert cpu < 0.01 and time.perf_counter() - start >= 0.06  # 睡眠不占 CPU：只计算真正的工作

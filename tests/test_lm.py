@@ -60,7 +60,9 @@ def test_top_next_agrees_with_the_full_distribution(order):
     for ctx in ["这本书我已经读", "龘", "苹果公"]:
         dist = model.distribution(list(ctx))
         top = model.top_next(ctx, 6)
-        assert [round(p, 12) for _, p in top] == sorted((round(p, 12) for p in dist.values()), reverse=True)[:6]
+        assert [round(p, 12) for _, p in top] == sorted((round(p, 12) for p in dist.values()), reverse=True)[
+            :6
+        ]
         assert all(math.isclose(dist[t], p) for t, p in top)
 
 
@@ -90,7 +92,11 @@ def test_position_only_model_counts_positions_and_ignores_content():
     assert math.isclose(sum(model.distribution("龘龘龘龘").values()), 1.0)  # 没见过的位置 → 均匀
     train, test = corpus.train_test_split(corpus.book_corpus())
     position, bigram = lm.PositionLM().fit(train), lm.book_model(2)
-    assert lm.perplexity(bigram, test) * 5 < lm.perplexity(position, test) < lm.perplexity(lm.book_model(1), test)
+    assert (
+        lm.perplexity(bigram, test) * 5
+        < lm.perplexity(position, test)
+        < lm.perplexity(lm.book_model(1), test)
+    )
     with pytest.raises(InputError):
         lm.PositionLM(k=0).fit(train)
 

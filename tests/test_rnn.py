@@ -262,6 +262,45 @@ def test_explorer_static_tour_and_live_examples():
     assert all(math.isfinite(y) and y > 0 for t in view.figure.data for y in t.y)
 
 
+def test_static_face_has_a_scene_slider_and_an_r_slider_that_work_together():
+    """两个滑块：场景（update：切换可见轨迹与版面）和距离 r（restyle：只改竖线、圆点、奇异值）。"""
+    from seqlab import explorers
+    from seqlab.explorers import jacobian as J
+
+    fig = explorers.get("jacobian_product").static_figure()
+    scenes, distances = fig.layout.sliders
+    n = len(fig.data)
+    assert n == len(J.TOUR) * J.N_TRACES
+    assert [s.label for s in scenes.steps] == [label for label, _, _ in J.TOUR]
+    for step in scenes.steps:  # 每个场景恰好显示自己的一组轨迹
+        visible = step.args[0]["visible"]
+        assert len(visible) == n and sum(visible) == J.N_TRACES
+    assert [int(s.label) for s in distances.steps] == J.STATIC_R
+    r_only = {J.I_VLINE, J.I_MARKERS} | {J.I_SINGULAR + j for j in range(J.N_NORM)}
+    previous = None
+    for r, step in zip(J.STATIC_R, distances.steps):
+        assert step.method == "restyle"
+        data, indices = step.args
+        assert {i % J.N_TRACES for i in indices} == r_only  # 不碰范数曲线和参考线
+        assert all(x == [r, r] for x, i in zip(data["x"], indices) if i % J.N_TRACES == J.I_VLINE)
+        ys = [y for ys in data["y"] for y in ys]
+        assert all(math.isfinite(y) and y > 0 for y in ys)  # 没有 NaN 空洞
+        assert ys != previous
+        previous = ys
+    # 默认停在 r = 30，和初始数据一致
+    assert distances.active == J.STATIC_R.index(J.STATIC_R_DEFAULT)
+    assert list(fig.data[J.I_VLINE].x) == [J.STATIC_R_DEFAULT] * 2
+
+
+def test_verdict_names_the_regime():
+    from seqlab.explorers import jacobian as J
+
+    assert "必然指数衰减" in J.verdict(J.jacobian_state(matrix="orthogonal", rho=0.9, phi="linear"))
+    assert "上界管不住" in J.verdict(J.jacobian_state(matrix="nonnormal", rho=0.9, phi="linear"))
+    assert "必然增长" in J.verdict(J.jacobian_state(matrix="orthogonal", rho=1.1, phi="linear"))
+    assert "不必然" in J.verdict(J.jacobian_state(matrix="orthogonal", rho=1.1, phi="tanh", input_scale=2.0))
+
+
 def test_explorer_shows_the_three_phenomena():
     from seqlab.explorers import jacobian as J
 

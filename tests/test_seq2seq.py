@@ -190,4 +190,21 @@ def test_explorer_state_matches_the_model_and_clamps_the_step():
     assert all(abs(sum(row) - 1) < 1e-3 for row in state.alpha)
     assert aw.attention_state("猫猫猫").reference is None  # 不合语法：没有标准译文
     fig = aw.AttentionWeightsExplorer().static_figure()
-    assert len(fig.layout.sliders[0].steps) == sum(len(aw.parse_source(t)) for t in task.EXAMPLES)
+    # 下拉菜单选例句，每个例句一个滑块，步数等于句长；同一时刻只有一个滑块可见
+    assert [len(s.steps) for s in fig.layout.sliders] == [len(aw.parse_source(t)) for t in task.EXAMPLES]
+    assert sum(bool(s.visible) for s in fig.layout.sliders) == 1
+    assert len(fig.layout.updatemenus[0].buttons) == len(task.EXAMPLES)
+
+
+def test_static_face_switches_layout_by_flat_paths():
+    """回归检查：滑块若传整个 ``xaxis`` 字典，plotly.js 会把坐标轴的位置一并抹掉，两块面板叠在一起。"""
+    from seqlab.explorers import attention_weights as aw
+
+    fig = aw.AttentionWeightsExplorer().static_figure()
+    args = [s.args for slider in fig.layout.sliders for s in slider.steps]
+    args += [b.args for b in fig.layout.updatemenus[0].buttons]
+    for _restyle, relayout, traces in args:
+        assert not {"xaxis", "yaxis", "xaxis2", "yaxis2", "sliders"} & set(relayout), relayout.keys()
+        assert "yaxis.domain" in relayout and "height" in relayout
+        assert all(i < len(fig.data) for i in traces)
+    assert len({a[1]["height"] for a in args}) == 1  # 切换例句时图的高度不变（网页上的容器不会跟着变高）

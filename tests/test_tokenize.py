@@ -46,7 +46,7 @@ def test_vocab_orders_specials_first_then_by_frequency_and_maps_unknown_to_unk()
     assert Vocab.from_itos(vocab.itos).stoi == vocab.stoi
 
 
-@pytest.mark.parametrize("text", list(corpus.book_corpus()[:50]))
+@pytest.mark.parametrize("text", ["", *corpus.book_corpus()[:50]])
 def test_char_and_word_tokenizers_round_trip_text_from_the_corpus(text):
     for tok in (book_char_tokenizer(), book_word_tokenizer()):
         ids = tok.encode(text)
@@ -68,7 +68,7 @@ def test_closed_vocabularies_lose_unseen_characters_to_unk(text):
 
 
 @pytest.mark.parametrize("size", BPE_SIZES)
-@pytest.mark.parametrize("text", ODD + ["这本书我已经读过了", "苹果公司发布了新的手机"])
+@pytest.mark.parametrize("text", ODD + ["", "这本书我已经读过了", "苹果公司发布了新的手机", "读过😀鲲" * 2500])
 def test_byte_level_bpe_round_trips_anything(size, text):
     tok = book_bpe(size)
     ids = tok.encode(text)

@@ -120,8 +120,12 @@ def test_induction_checkpoint_is_small_and_accurate_on_fresh_data():
 def test_prefill_and_cached_decode_do_the_same_arithmetic_recomputing_does_more():
     torch.manual_seed(4)
     model = tf.TinyDecoder(64, 32, 2, 64, 2).eval()
-    r = tf.measure_prefill_decode(model, 24, repeats=1)
+    r = tf.measure_prefill_decode(model, 24, repeats=3)
     assert set(r.seconds) == set(tf.MODES)
+    assert all(len(r.samples[m]) == len(r.wall[m]) == 3 for m in tf.MODES)
+    assert all(r.samples[m][i] > 0 for m in tf.MODES for i in range(3))
+    # 带缓存的 Decode 做的算术不比 Prefill 多，CPU 时间却更长（一次只处理一行）
+    assert r.seconds["decode_cache"] > r.seconds["prefill"]
     # 带缓存的逐个解码只算下三角的分数，所以比 Prefill 略少；每步重算多出约 S/2 倍
     assert 0.8 * r.flops["prefill"] <= r.flops["decode_cache"] <= r.flops["prefill"]
     assert r.flops["decode_recompute"] > 5 * r.flops["prefill"]
@@ -138,6 +142,39 @@ def test_decode_step_flops_with_cache_grow_linearly_in_context():
         assert cost["flops_recompute"] > (T + 1) * (want - L * 4 * (T + 1) * d) * 0.99
 
 
+def test_timing_samples_measure_cpu_time_not_waiting():
+    calls = []
+    samples = tf.timing_samples(lambda: calls.append(sum(range(20_000))), 4)
+    assert len(samples) == 4 and len(calls) == 5  # 先热身一次
+    assert all(t >= 0 for t in samples)
+    import time
+
+    start = tf.cpu_clock()
+    time.sleep(0.05)  # 睡眠不占 CPU：墙钟走了 50 ms，CPU 时间几乎不动
+    assert tf.cpu_clock() - start < 0.02
+
+
+def test_measurement_figures_build_and_carry_no_latex():
+    from seqlab.explorers import prefill_decode as pd
+
+    torch.manual_seed(7)
+    model = tf.TinyDecoder(32, 16, 2, 32, 2).eval()
+    results = [tf.measure_prefill_decode(model, S, repeats=2) for S in (4, 8)]
+    timelines = {m: tf.record_timeline(model, 4, m, runs=2) for m in tf.MODES}
+    costs = [tf.decode_step_cost(model, T, repeats=1) for T in (4, 8)]
+    counts = {n: tf.table1_counts(n, 8) for n in (4, 8)}
+    figures = [
+        pd.prefill_decode_figure(results),
+        pd.timeline_figure(timelines, 4),
+        pd.decode_cost_figure([4, 8], costs, 16),
+        pd.table1_figure(counts, 8),
+    ]
+    for fig in figures:
+        assert fig.data and "$" not in fig.to_json()
+    for table in (pd.prefill_decode_table(results), pd.table1_table(counts, 8, ns=(8,))):
+        assert table.startswith("<table") and "$" not in table
+
+
 def test_timeline_records_every_layer_call():
     model = tf.TinyDecoder(20, 16, 2, 32, 2).eval()
     prefill = tf.record_timeline(model, 6, "prefill")
@@ -147,6 +184,9 @@ def test_timeline_records_every_layer_call():
     recompute = tf.record_timeline(model, 6, "decode_recompute")
     assert [(s.first, s.last) for s in recompute[::2]] == [(0, t) for t in range(6)]
     assert all(s.end >= s.start >= 0 for s in prefill + cached + recompute)
+    assert all(a.end <= b.start for a, b in zip(cached, cached[1:]))  # 一个接一个，没有重叠
+    with pytest.raises(InputError):
+        tf.record_timeline(model, 6, "sideways")
 
 
 def test_table1_counts_scale_like_the_formulas():

@@ -33,7 +33,9 @@ def random_joint(n_positions: int = 3, vocab_size: int = 4, seed: int = 0) -> to
     return table / table.sum()
 
 
-def chain_rule_factors(joint: torch.Tensor, x: Sequence[int], order: Sequence[int] | None = None) -> list[float]:
+def chain_rule_factors(
+    joint: torch.Tensor, x: Sequence[int], order: Sequence[int] | None = None
+) -> list[float]:
     """按 ``order`` 给出的位置顺序，把 ``p(x)`` 拆成条件概率的列表。
 
     ``order=None`` 即从左到右 ``(0, 1, …, n-1)``：第 k 项是

@@ -245,6 +245,7 @@ def train_model(name: str, *, steps: int | None = None, progress: bool = True) -
     """按 ``SPECS[name]`` 从固定种子训练一个模型，返回 ``(模型, meta)``。"""
     spec = SPECS[name]
     steps = TRAIN["steps"] if steps is None else steps
+    cpu_start = time.process_time()
     with single_thread():  # 这么小的矩阵，单线程反而更快，也不和别的进程抢核
         torch.manual_seed(TRAIN["seed"])
         random.seed(TRAIN["seed"])
@@ -262,13 +263,15 @@ def train_model(name: str, *, steps: int | None = None, progress: bool = True) -
             desc=name,
         )
         acc = accuracy_by_length(model, task.eval_set(per_length=50))
+    cpu_seconds = time.process_time() - cpu_start
     meta = {
         "seed": TRAIN["seed"],
         "steps": steps,
         "batch_size": TRAIN["batch_size"],
         "lr": TRAIN["lr"],
         "lr_end": TRAIN["lr_end"],
-        "seconds": round(log.seconds, 1),
+        "seconds": round(log.seconds, 1),  # 训练循环的墙钟时间：机器忙时会被别的进程拉长
+        "cpu_seconds": round(cpu_seconds, 1),  # 本进程实际占用的 CPU 时间（训练 + 评估），约等于空闲机器上的用时
         "torch_threads": 1,
         "final_loss": round(sum(log.losses[-20:]) / 20, 4),
         "parameters": n_parameters(model),

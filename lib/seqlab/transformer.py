@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import math
 import random
+import statistics
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from torch.overrides import TorchFunctionMode
 
 from seqlab.attention import causal_mask, scaled_dot_product_attention
 from seqlab.errors import InputError, guard_memory
-from seqlab.rnn import ElmanRNN, graph_depth, median_seconds
+from seqlab.rnn import ElmanRNN, graph_depth
 from seqlab.runtime import single_thread
 from seqlab.train import fit, load_checkpoint, recipe, save_checkpoint
 
@@ -450,13 +451,49 @@ def count_flops(fn: Callable[[], object]) -> int:
     return counter.flops
 
 
+def cpu_clock() -> float:
+    """本线程占用 CPU 的累计时间（秒），即 ``time.thread_time()``。本节所有的计时都用它。
+
+    为什么不用墙钟（``time.perf_counter``）：本节的计算都在一个线程里做完，不受打扰时两者相等；
+    但机器上还有别的程序时，墙钟会把“排队等 CPU”的时间也算进来，而且对长任务比对短任务罚得重——
+    不到 1 毫秒的 Prefill 常常在一个调度时间片里就做完了，几十毫秒的逐个 Decode 却会被打断许多次，
+    比出来的倍数就会虚高好几倍。CPU 时间只数这段代码自己真正在算的时间。
+    """
+    return time.thread_time()
+
+
+def timing_samples(fn: Callable[[], object], repeat: int) -> list[float]:
+    """先热身运行一次 ``fn``，再运行 ``repeat`` 次，返回每次占用的 CPU 时间（秒，见 ``cpu_clock``）。
+
+    即使只数 CPU 时间，每次的读数也不一样（缓存冷热、内存分配、别的程序挤占缓存），
+    所以保留每一次的读数，由调用者报告中位数和四分位距，让读者看见抖动有多大。
+    """
+    fn()
+    samples = []
+    for _ in range(repeat):
+        start = cpu_clock()
+        fn()
+        samples.append(cpu_clock() - start)
+    return samples
+
+
 @dataclass
 class PrefillDecode:
-    """同样 ``S`` 个 token 的三种处理方式的实测结果（秒）与浮点运算数。"""
+    """同样 ``S`` 个 token 的三种处理方式（``MODES``）的实测结果。
+
+    ``samples[mode]`` 是每次重复占用的 CPU 时间（秒），``seconds[mode]`` 是它们的中位数；
+    ``wall[mode]`` 是同时记下的墙钟时间（机器繁忙时包含排队等 CPU 的时间）；
+    ``flops[mode]`` 是数出来的矩阵乘法运算量（与机器忙闲无关，没有抖动）。
+    """
 
     S: int
-    seconds: dict[str, float]
+    samples: dict[str, list[float]]
+    wall: dict[str, list[float]]
     flops: dict[str, int]
+
+    @property
+    def seconds(self) -> dict[str, float]:
+        return {m: statistics.median(v) for m, v in self.samples.items()}
 
 
 MODES = ("prefill", "decode_cache", "decode_recompute")
@@ -478,22 +515,37 @@ def _run_mode(model: TinyDecoder, ids: torch.Tensor, mode: str) -> None:
 
 
 @torch.no_grad()
-def measure_prefill_decode(model: TinyDecoder, S: int, *, repeats: int = 3, seed: int = 0) -> PrefillDecode:
-    """对同一段随机的 ``S`` 个 token，比较：一次 Prefill；逐个生成（有 KV cache）；逐个生成（每步重算）。"""
+def measure_prefill_decode(model: TinyDecoder, S: int, *, repeats: int = 5, seed: int = 0) -> PrefillDecode:
+    """对同一段随机的 ``S`` 个 token，比较：一次 Prefill；逐个生成（有 KV cache）；逐个生成（每步重算）。
+
+    每种方式重复 ``repeats`` 次，记下 CPU 时间（见 ``cpu_clock``）和墙钟时间。三种方式轮流计时
+    （而不是先把一种测完再测下一种），机器忙闲的变化就会大致均匀地落在三者头上。
+    """
     _guard_decoder(model, S)
     g = torch.Generator().manual_seed(seed)
     ids = torch.randint(model.config["vocab_size"], (1, S), generator=g)
-    seconds = {m: median_seconds(lambda m=m: _run_mode(model, ids, m), repeats) for m in MODES}
-    flops = {m: count_flops(lambda m=m: _run_mode(model, ids, m)) for m in MODES}
-    return PrefillDecode(S, seconds, flops)
+    samples: dict[str, list[float]] = {m: [] for m in MODES}
+    wall: dict[str, list[float]] = {m: [] for m in MODES}
+    with single_thread():
+        for m in MODES:  # 热身
+            _run_mode(model, ids, m)
+        for _ in range(repeats):
+            for m in MODES:
+                start, start_wall = cpu_clock(), time.perf_counter()
+                _run_mode(model, ids, m)
+                samples[m].append(cpu_clock() - start)
+                wall[m].append(time.perf_counter() - start_wall)
+        flops = {m: count_flops(lambda m=m: _run_mode(model, ids, m)) for m in MODES}
+    return PrefillDecode(S, samples, wall, flops)
 
 
 @torch.no_grad()
-def decode_step_cost(model: TinyDecoder, T: int, *, repeats: int = 7, seed: int = 0) -> dict[str, float]:
+def decode_step_cost(model: TinyDecoder, T: int, *, repeats: int = 7, seed: int = 0) -> dict:
     """上下文已有 ``T`` 个 token 时，生成下一个 token 的单步代价。
 
-    返回 ``{"seconds_cache", "seconds_recompute", "flops_cache", "flops_recompute"}``：
-    有缓存时只为 1 个新 token 做投影与 FFN，再读 T+1 个 K、V；没有缓存时把 T+1 个 token 整段重算。
+    返回 ``seconds_cache``、``seconds_recompute``（CPU 时间的中位数，秒）、``samples_cache``、``samples_recompute``
+    （每次的读数）与 ``flops_cache``、``flops_recompute``：有缓存时只为 1 个新 token 做投影与 FFN，
+    再读 T+1 个 K、V；没有缓存时把 T+1 个 token 整段重算。
     """
     _guard_decoder(model, T + 1)
     g = torch.Generator().manual_seed(seed)
@@ -509,12 +561,18 @@ def decode_step_cost(model: TinyDecoder, T: int, *, repeats: int = 7, seed: int 
     def step_recompute():
         model(ids)
 
-    return {
-        "seconds_cache": median_seconds(step_cache, 3 * repeats),  # 单步很短，多测几次压住抖动
-        "seconds_recompute": median_seconds(step_recompute, repeats),
-        "flops_cache": count_flops(step_cache),
-        "flops_recompute": count_flops(step_recompute),
-    }
+    with single_thread():
+        samples = {
+            "cache": timing_samples(step_cache, 3 * repeats),  # 单步很短，多测几次压住抖动
+            "recompute": timing_samples(step_recompute, repeats),
+        }
+        flops = {"cache": count_flops(step_cache), "recompute": count_flops(step_recompute)}
+    out: dict = {}
+    for key in ("cache", "recompute"):
+        out[f"seconds_{key}"] = statistics.median(samples[key])
+        out[f"samples_{key}"] = samples[key]
+        out[f"flops_{key}"] = flops[key]
+    return out
 
 
 @dataclass
@@ -529,47 +587,64 @@ class Span:
 
 
 @torch.no_grad()
-def record_timeline(model: TinyDecoder, S: int, mode: str, *, seed: int = 0) -> list[Span]:
-    """实际运行一次 ``mode``（见 ``MODES``），用钩子记下每一层每一次调用处理了哪些位置、何时开始和结束。"""
+def record_timeline(model: TinyDecoder, S: int, mode: str, *, runs: int = 5, seed: int = 0) -> list[Span]:
+    """实际运行 ``mode``（见 ``MODES``），用钩子记下每一层每一次调用处理了哪些位置、用了多久。
+
+    时间是本线程占用的 CPU 时间（见 ``cpu_clock``），单位毫秒。同一件事连做 ``runs`` 次；每一次调用
+    （以及它与前一次调用之间的空档）取这几次里最短的用时，再首尾相接排成时间线：干扰只会把某一次
+    拉长、不会让它变短，所以最短用时最接近“没有干扰”时的样子；哪些调用存在、各自覆盖哪些位置、
+    谁等谁，每次运行都完全一样。矩形之间的空档是块以外的工作：Embedding、位置向量、输出层和
+    Python 的循环本身。
+    """
     _guard_decoder(model, S)
+    if mode not in MODES:
+        raise InputError(f"未知的模式 {mode!r}；可选 {MODES}。")
     g = torch.Generator().manual_seed(seed)
     ids = torch.randint(model.config["vocab_size"], (1, S), generator=g)
-    spans: list[Span] = []
+    calls: list[tuple[int, int, int, float, float]] = []  # (层, 第一个位置, 最后一个位置, 开始, 结束)
     clock: dict[int, float] = {}
     state = {"first": 0}
 
     def before(layer):
         def hook(_m, inputs):
-            clock[layer] = time.perf_counter()
+            clock[layer] = cpu_clock()
         return hook
 
     def after(layer):
         def hook(_m, inputs, output):
             n = inputs[0].shape[1]
-            spans.append(Span(layer, state["first"], state["first"] + n - 1, clock[layer], time.perf_counter()))
+            calls.append((layer, state["first"], state["first"] + n - 1, clock[layer], cpu_clock()))
         return hook
 
     handles = []
     for layer, block in enumerate(model.blocks):
         handles.append(block.register_forward_pre_hook(before(layer)))
         handles.append(block.register_forward_hook(after(layer)))
+    recorded = []
     try:
-        _run_mode(model, ids, "prefill")  # 预热，不记录
-        spans.clear()
-        if mode == "decode_cache":
-            cache = KVCache()
-            for t in range(S):
-                state["first"] = t
-                model(ids[:, t : t + 1], cache)
-        else:
-            state["first"] = 0
-            _run_mode(model, ids, mode)
+        with single_thread():
+            _run_mode(model, ids, mode)  # 预热，不记录
+            for _ in range(max(1, runs)):
+                calls.clear()
+                if mode == "decode_cache":
+                    cache = KVCache()
+                    for t in range(S):
+                        state["first"] = t
+                        model(ids[:, t : t + 1], cache)
+                else:
+                    state["first"] = 0
+                    _run_mode(model, ids, mode)
+                recorded.append(list(calls))
     finally:
         for h in handles:
             h.remove()
-    t0 = spans[0].start
-    for s in spans:
-        s.start, s.end = 1000 * (s.start - t0), 1000 * (s.end - t0)
+    spans, now = [], 0.0
+    for i, (layer, first, last, _, _) in enumerate(recorded[0]):
+        gap = 0.0 if i == 0 else min(run[i][3] - run[i - 1][4] for run in recorded)
+        busy = min(run[i][4] - run[i][3] for run in recorded)
+        start = now + 1000 * gap
+        now = start + 1000 * busy
+        spans.append(Span(layer, first, last, start, now))
     return spans
 
 

@@ -148,7 +148,7 @@ class AppleContextExplorer(Explorer):
         fig.update_yaxes(autorange="reversed", row=1, col=1)
         fig.update_xaxes(title_text="通道（特征维度）", row=1, col=1)
         fig.update_yaxes(range=[-1.05, 1.25], row=1, col=2)
-        fig.update_layout(height=400, margin={"t": 140})
+        fig.update_layout(height=450, margin={"t": 165})
         self._fill(fig, state)
         return fig
 
@@ -160,14 +160,19 @@ class AppleContextExplorer(Explorer):
         z = [a.X[i].tolist(), b.X[j].tolist(), a.H[i].tolist(), b.H[j].tolist()]
         fig.data[0].update(z=z, x=list(range(len(z[0]))))
         fig.data[1].update(y=[state.cos_x, state.cos_h], text=[f"{state.cos_x:.3f}", f"{state.cos_h:.3f}"])
+        # 两句各占一行：正文栏只有约 680 像素宽，放在一行里长句会被裁掉
         fig.layout.title = {
-            "text": f"「{state.word}」　A：{_mark(a, i)}　B：{_mark(b, j)}",
-            "y": 0.97,
+            "text": f"A：{_mark(a, i)}<br>B：{_mark(b, j)}",
+            "font": {"size": 15},
+            "y": 0.92,
             "yanchor": "top",
         }
 
     def static_figure(self) -> go.Figure:
-        states = [(f"{w}：{a} ／ {b}", self.figure(apple_state(a, b, w))) for a, b, w in PAIRS]
+        states = [
+            (f"{a} ／ {b}" + ("" if w == "苹果" else f"（比较「{w}」）"), self.figure(apple_state(a, b, w)))
+            for a, b, w in PAIRS
+        ]
         fig = stepped_figure(states, control="dropdown")
-        fig.update_layout(updatemenus=[{**fig.layout.updatemenus[0].to_plotly_json(), "y": 1.36}])
+        fig.update_layout(updatemenus=[{**fig.layout.updatemenus[0].to_plotly_json(), "x": -0.14, "y": 1.34}])
         return fig

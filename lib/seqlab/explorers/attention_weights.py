@@ -97,8 +97,8 @@ def _score(words: list[str], reference: list[str] | None) -> str:
 
 
 def _categories(labels: list[str]) -> list[str]:
-    """与 ``figures.attention_heatmap`` 相同的坐标约定：``序号:token``，重复的 token 不会被合并。"""
-    return [f"{i}:{c}" for i, c in enumerate(labels)]
+    """坐标用的类别名 ``序号·token``（从 1 数，与正文的 t、j 一致）：重复的 token 不会被 plotly 合并成一格。"""
+    return [f"{i}·{c}" for i, c in enumerate(labels, start=1)]
 
 
 def _gold_xy(state: AttentionState) -> tuple[list[str], list[str]]:
@@ -112,26 +112,59 @@ def _bar(state: AttentionState, t: int) -> dict:
     return {"x": _categories(state.source), "y": state.alpha[t - 1], "name": f"α_{t}j"}
 
 
-def _layout(state: AttentionState) -> dict:
-    """随状态变化的版面：标题、高度、坐标刻度、当前行的框、c_t 的说明。"""
-    t, xs, ys = state.step, _categories(state.source), _categories(state.output)
+def _hover_text(state: AttentionState) -> list[list[str]]:
+    return [
+        [f"第 {t} 步（输出 {w}）读 h_{j}「{c}」" for j, c in enumerate(state.source, start=1)]
+        for t, w in enumerate(state.output, start=1)
+    ]
+
+
+# 版面（像素）：上方是 α 热力图，下方是当前这一步的条形图，两者共用同一组源字列，上下对齐。
+ROW_PX, BAR_PX, GAP_PX, TOP_PX, BOTTOM_PX = 25, 130, 74, 96, 70
+MIN_HEAT_PX = 190
+
+
+def _geometry(T: int, bottom: int = BOTTOM_PX, heat_px: int | None = None) -> dict:
+    """各块的位置。``heat_px`` 给定时热力图高度固定（静态面：切换例句时整张图的高度不能变，
+    否则网页上图的容器不会跟着变高）。"""
+    heat = heat_px or max(MIN_HEAT_PX, ROW_PX * T)
+    plot = heat + GAP_PX + BAR_PX
     return {
-        "title": {"text": f"注意力模型翻译「{''.join(state.source)}」", "y": 0.98, "yanchor": "top"},
-        "height": max(480, 26 * len(state.source) + 300),
-        "xaxis": {"tickvals": xs, "ticktext": state.source},
-        "yaxis": {"tickvals": ys, "ticktext": state.output},
-        "xaxis2": {"tickvals": xs, "ticktext": state.source},
-        "yaxis2": {"title": {"text": f"第 {t} 步的权重 α_{t}j"}},
+        "height": TOP_PX + plot + bottom,
+        "heat": [round((BAR_PX + GAP_PX) / plot, 4), 1.0],
+        "bar": [0.0, round(BAR_PX / plot, 4)],
+        "note_y": round((BAR_PX + GAP_PX * 0.42) / plot, 4),
+        "menu_y": round(1 + (TOP_PX - 6) / plot, 4),  # 下拉菜单贴着图的上边缘（纸面坐标）
+        "legend_y": round(-34 / plot, 4),  # 图例在条形图的刻度下方、靠右
+    }
+
+
+def _layout(state: AttentionState, *, bottom: int = BOTTOM_PX, heat_px: int | None = None) -> dict:
+    """随状态变化的版面：高度、两块面板的位置、刻度与范围、当前行的框、c_t 的说明。"""
+    t, S, T = state.step, len(state.source), len(state.output)
+    xs, ys = _categories(state.source), _categories(state.output)
+    g = _geometry(T, bottom, heat_px)
+    return {
+        "height": g["height"],
+        "legend": {"y": g["legend_y"]},
+        "xaxis": {"tickvals": xs, "ticktext": state.source, "categoryarray": xs, "range": [-0.5, S - 0.5]},
+        "yaxis": {
+            "domain": g["heat"], "tickvals": ys, "ticktext": state.output, "categoryarray": ys,
+            "range": [T - 0.5, -0.5],
+        },
+        "xaxis2": {"tickvals": xs, "ticktext": state.source, "categoryarray": xs, "range": [-0.5, S - 0.5]},
+        "yaxis2": {"domain": g["bar"], "title": {"text": f"α_{t}j"}},
+        "coloraxis": {"colorbar": {"y": g["heat"][0], "len": g["heat"][1] - g["heat"][0]}},
         "shapes": [
             {
                 "type": "rect",
                 "xref": "x domain",
                 "yref": "y",
-                "x0": 0,
-                "x1": 1,
+                "x0": -0.004,
+                "x1": 1.004,
                 "y0": t - 1.5,
                 "y1": t - 0.5,
-                "line": {"color": PALETTE[1], "width": 3},
+                "line": {"color": PALETTE[1], "width": 2.5},
                 "fillcolor": "rgba(0,0,0,0)",
             }
         ],
@@ -139,71 +172,98 @@ def _layout(state: AttentionState) -> dict:
             {
                 "xref": "paper",
                 "yref": "paper",
-                "x": 0.86,
-                "y": 1.0,
-                "yanchor": "top",
+                "x": 0.0,
+                "y": g["note_y"],
+                "xanchor": "left",
+                "yanchor": "middle",
                 "showarrow": False,
                 "align": "left",
-                "font": {"size": 12},
-                "text": f"第 {t} 步输出「{state.output[t - 1]}」<br>c_{t} ≈ {_context_terms(state)}",
+                "font": {"size": 13},
+                "text": f"第 {t} 步输出「{state.output[t - 1]}」，它读到的 c_{t} = {_context_terms(state)}",
             }
         ],
     }
 
 
+def _heatmap(state: AttentionState) -> go.BaseTraceType:
+    heat = attention_heatmap(
+        state.alpha, state.output, state.source, row_title="目标词（第 t 步）", col_title="源字 j"
+    ).data[0]
+    heat.update(
+        x=_categories(state.source),
+        y=_categories(state.output),
+        text=_hover_text(state),
+        hovertemplate="%{text}<br>α = %{z:.3f}<extra></extra>",
+        coloraxis="coloraxis",  # 色条属于版面而不属于某一条轨迹：切换例句时它始终在
+    )
+    return heat
+
+
+def _gold(state: AttentionState) -> go.Scatter:
+    gx, gy = _gold_xy(state)
+    return go.Scatter(
+        x=gx,
+        y=gy,
+        mode="markers",
+        marker={"symbol": "circle-open", "size": 15, "color": PALETTE[1], "line": {"width": 2}},
+        name="标准对齐（训练时从未给出）",
+        hovertemplate="标准对齐：%{y} ← %{x}<extra></extra>",
+    )
+
+
+def _bar_trace(state: AttentionState, t: int) -> go.Bar:
+    return go.Bar(
+        **_bar(state, t),
+        xaxis="x2",
+        yaxis="y2",
+        marker_color=PALETTE[0],
+        text=[f"{a:.2f}" if a >= 0.05 else "" for a in state.alpha[t - 1]],
+        textposition="outside",
+        cliponaxis=False,
+        textfont={"size": 11},
+        hovertemplate="α = %{y:.3f}<extra>%{x}</extra>",
+        showlegend=False,
+    )
+
+
+def _base_layout() -> dict:
+    return {
+        "xaxis": {"domain": [0.0, 1.0], "type": "category", "tickmode": "array", "side": "top", "tickangle": 0,
+                  "title": {"text": "源字 j", "standoff": 2}},
+        "yaxis": {"type": "category", "tickmode": "array", "title": {"text": "目标词（第 t 步）", "standoff": 6}},
+        "xaxis2": {
+            "domain": [0.0, 1.0], "anchor": "y2", "type": "category", "tickmode": "array", "tickangle": 0,
+        },
+        "yaxis2": {"anchor": "x2", "range": [0, 1.18], "tickvals": [0, 0.5, 1], "showgrid": True},
+        "legend": {"orientation": "h", "x": 1.0, "xanchor": "right", "yanchor": "top", "font": {"size": 12}},
+        "margin": {"t": TOP_PX, "b": BOTTOM_PX, "l": 70, "r": 70},
+        "coloraxis": {
+            "cmin": 0.0, "cmax": 1.0, "colorscale": "Blues",
+            "colorbar": {"x": 1.0, "xanchor": "left", "yanchor": "bottom", "lenmode": "fraction", "thickness": 12,
+                         "title": {"text": "α_tj", "side": "top"}},
+        },
+        "bargap": 0.25,
+    }
+
+
 def attention_figure(state: AttentionState) -> go.Figure:
-    """左：α 热力图（当前行加框）与标准对齐；右：第 t 行的权重条形图与 c_t 的主要组成。
+    """上：α 热力图（当前行加框）与标准对齐；下：第 t 行的权重条形图，与热力图的列上下对齐。
 
     轨迹固定是三条：热力图、标准对齐的空心圆、当前步的条形图（实时面据此原地更新）。
     """
-    fig = attention_heatmap(
-        state.alpha, state.output, state.source, row_title="目标词（第 t 步）", col_title="源字 j"
-    )
-    fig.data[0].colorbar.update(x=0.58, len=0.8, thickness=12)
-    gx, gy = _gold_xy(state)
-    fig.add_trace(
-        go.Scatter(
-            x=gx,
-            y=gy,
-            mode="markers",
-            marker={"symbol": "circle-open", "size": 16, "color": PALETTE[1], "line": {"width": 2}},
-            name="标准对齐（训练时从未给出）",
-            hovertemplate="标准对齐：%{y} ← %{x}<extra></extra>",
-        )
-    )
-    fig.add_trace(
-        go.Bar(
-            **_bar(state, state.step),
-            xaxis="x2",
-            yaxis="y2",
-            marker_color=PALETTE[0],
-            hovertemplate="α = %{y:.3f}<extra>%{x}</extra>",
-            showlegend=False,
-        )
-    )
-    fig.update_layout(
-        xaxis={"domain": [0.0, 0.54]},
-        xaxis2={
-            "domain": [0.72, 1.0],
-            "anchor": "y2",
-            "tickmode": "array",
-            "tickangle": 0,
-            "tickfont": {"size": 10},
-            "title": {"text": "源字 j"},
-        },
-        yaxis2={"domain": [0.0, 0.6], "anchor": "x2", "range": [0, 1.05]},
-        legend={"orientation": "h", "x": 0.0, "y": -0.06},
-        margin={"t": 150},
-    )
+    fig = go.Figure([_heatmap(state), _gold(state), _bar_trace(state, state.step)])
+    fig.update_layout(_base_layout())
     fig.update_layout(_layout(state))
+    fig.update_layout(title={"text": f"注意力模型翻译「{''.join(state.source)}」", "x": 0.0, "xanchor": "left",
+                             "y": 0.995, "yanchor": "top", "yref": "container"})
     return fig
 
 
 def _context_terms(state: AttentionState) -> str:
     row = state.alpha[state.step - 1]
     top = sorted(range(len(row)), key=lambda j: -row[j])[:TOP]
-    terms = "<br>   + ".join(f"{row[j]:.2f}·h_{j + 1}「{state.source[j]}」" for j in top)
-    return terms + ("<br>   + …" if len(row) > TOP else "")
+    terms = " + ".join(f"{row[j]:.2f}·h_{j + 1}「{state.source[j]}」" for j in top)
+    return terms + (" + …" if len(row) > TOP else "")
 
 
 def length_figure(
@@ -268,56 +328,103 @@ class AttentionWeightsExplorer(Explorer):
     def update(self, fig: go.FigureWidget, state: AttentionState) -> None:
         """只替换数据数组与少数版面属性，不重建图（实时更新的预算是 50 ms）。"""
         heat, gold, bar = fig.data
-        heat.update(z=state.alpha, x=_categories(state.source), y=_categories(state.output))
+        heat.update(z=state.alpha, x=_categories(state.source), y=_categories(state.output), text=_hover_text(state))
         gold.x, gold.y = _gold_xy(state)
-        bar.update(_bar(state, state.step))
+        fresh = _bar_trace(state, state.step)
+        bar.update(x=fresh.x, y=fresh.y, text=fresh.text, name=fresh.name)
         fig.layout.update(_layout(state))
+        fig.layout.title.text = f"注意力模型翻译「{''.join(state.source)}」"
 
     def static_figure(self) -> go.Figure:
-        """每个例句只存一份热力图，滑块的每一步切换例句与条形图、并换上该步的框与说明。"""
-        fig, steps = None, []
-        for k, text in enumerate(task.EXAMPLES, start=1):
-            base = attention_state(text, 1)
-            if fig is None:
-                fig = attention_figure(base)
-                fig.data = fig.data[:2]
-            else:
-                fig.add_traces(attention_figure(base).data[:2])
-            pair = len(fig.data) - 2
-            for t in range(1, len(base.source) + 1):
-                state = replace(base, step=t)
-                fig.add_trace(
-                    go.Bar(
-                        **_bar(state, t),
-                        xaxis="x2",
-                        yaxis="y2",
-                        marker_color=PALETTE[0],
-                        hovertemplate="α = %{y:.3f}<extra>%{x}</extra>",
-                        showlegend=False,
-                    )
-                )
-                steps.append((f"例{k}·t={t}", (pair, len(fig.data) - 1), _layout(state)))
-        n = len(fig.data)
-        slider_steps = [
-            {
-                "label": label,
-                "method": "update",
-                "args": [{"visible": [i in (a, a + 1, b) for i in range(n)]}, layout],
+        """网页上的静态面：上方的下拉菜单选例句，下方的滑块选解码步 t。
+
+        图里始终只有三条轨迹（热力图、标准对齐、条形图）。下拉菜单换掉三条轨迹的数据，滑块只换
+        条形图的高度；每个例句有自己的滑块（步数随句长而变），下拉菜单只让当前例句的滑块可见。
+        版面属性一律用 ``"xaxis.range"`` 这样的扁平路径切换——传整个 ``xaxis`` 字典会把坐标轴的
+        其余设置（位置、对齐方式）一并抹掉。
+        """
+        bases = [attention_state(text, 1) for text in task.EXAMPLES]
+        bottom = BOTTOM_PX + 40  # 为滑块留出位置
+        heat_px = ROW_PX * 16  # 固定高度：最长的例句每行约 21 像素，最短的每行约 67 像素
+        k0, t0 = 1, 5  # 打开网页时：第 2 句的第 5 步（动词被挪到了分句末尾）
+
+        def layout_args(state: AttentionState) -> dict:
+            layout = _flat(_layout(state, bottom=bottom, heat_px=heat_px))
+            layout["updatemenus[0].y"] = _geometry(len(state.output), bottom, heat_px)["menu_y"]
+            return layout
+
+        def step_args(k: int, t: int) -> list:
+            state = replace(bases[k], step=t)
+            bar = _bar_trace(state, t)
+            return [{"y": [list(bar.y)], "text": [list(bar.text)]}, layout_args(state), [2]]
+
+        def example_args(k: int) -> list:
+            state = bases[k]
+            heat, gold, bar = _heatmap(state), _gold(state), _bar_trace(state, 1)
+            data = {
+                "x": [list(heat.x), list(gold.x), list(bar.x)],
+                "y": [list(heat.y), list(gold.y), list(bar.y)],
+                "z": [state.alpha, None, None],
+                "text": [[list(r) for r in heat.text], None, list(bar.text)],
             }
-            for label, (a, b), layout in steps
-        ]
-        active = 2
-        for i, trace in enumerate(fig.data):
-            trace.visible = slider_steps[active]["args"][0]["visible"][i]
-        fig.update_layout(steps[active][2])
+            layout = layout_args(state)
+            layout.update({f"sliders[{i}].visible": i == k for i in range(len(bases))})
+            layout[f"sliders[{k}].active"] = 0
+            return [data, layout, [0, 1, 2]]
+
+        def slider(k: int) -> dict:
+            return {
+                "visible": k == k0,
+                "active": t0 - 1 if k == k0 else 0,
+                "steps": [
+                    {"label": str(t), "method": "update", "args": step_args(k, t)}
+                    for t in range(1, len(bases[k].source) + 1)
+                ],
+                "currentvalue": {"prefix": "解码第 ", "suffix": " 步", "font": {"size": 13}},
+                "pad": {"t": 34, "b": 0},
+                "len": 1.0,
+                "x": 0.0,
+                "y": 0.0,
+                "yanchor": "top",
+                "font": {"size": 11},
+            }
+
+        state0 = replace(bases[k0], step=t0)
+        fig = attention_figure(state0)
+        fig.update_layout(_layout(state0, bottom=bottom, heat_px=heat_px))
         fig.update_layout(
-            sliders=[
+            title=None,
+            margin={"b": bottom},
+            height=_geometry(len(state0.output), bottom, heat_px)["height"],
+            sliders=[slider(k) for k in range(len(bases))],
+            updatemenus=[
                 {
-                    "active": active,
-                    "steps": slider_steps,
-                    "pad": {"t": 50},
-                    "currentvalue": {"prefix": "例句与解码步 "},
+                    "type": "dropdown",
+                    "buttons": [
+                        {"label": f"例句 {k + 1}：{''.join(b.source)}", "method": "update", "args": example_args(k)}
+                        for k, b in enumerate(bases)
+                    ],
+                    "active": k0,
+                    "x": 0.0,
+                    "xanchor": "left",
+                    "y": _geometry(len(state0.output), bottom, heat_px)["menu_y"],
+                    "yanchor": "top",
+                    "pad": {"t": 4, "l": 0},
+                    "font": {"size": 13},
+                    "showactive": True,
                 }
-            ]
+            ],
         )
         return fig
+
+
+def _flat(layout: dict, prefix: str = "") -> dict:
+    """把坐标轴、色条与图例的嵌套字典展开成 ``{"xaxis.range": …, "coloraxis.colorbar.y": …}`` 这样的扁平路径。"""
+    out = {}
+    for key, value in layout.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict) and (prefix or key.startswith(("xaxis", "yaxis", "coloraxis", "legend"))):
+            out.update(_flat(value, f"{path}."))
+        else:
+            out[path] = value
+    return out

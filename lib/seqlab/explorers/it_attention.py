@@ -108,13 +108,15 @@ class ItAttentionExplorer(Explorer):
 
     def figure(self, state: ItState) -> go.Figure:
         a, b = state.examples
-        cols = [x if x == y else f"{x}/{y}" for x, y in zip(a.text, b.text)]
+        pairs = list(zip(a.text, b.text))
+        cols = [x if x == y else f"{x}<br>{y}" for x, y in pairs]  # 关键词那一列上下写出两种取法
+        sentence = "".join(x if x == y else f"{x}/{y}" for x, y in pairs)
         rows = [f"它（太{a.word}）", f"它（太{b.word}）"]
         fig = attention_heatmap(
             state.rows,
             rows,
             cols,
-            title=f"「{''.join(cols)}」：第 2 层里「它」的注意力",
+            title=f"「{sentence}」：第 2 层里「它」的注意力",
             row_title="「它」所在的句子",
             col_title="被读取的字",
         )
@@ -128,11 +130,12 @@ class ItAttentionExplorer(Explorer):
             state = it_state(template, noun_a, noun_b)
             fig = self.figure(state)
             fig.add_annotation(
-                text="；".join(_verdict(e, m) for e, m in zip(state.examples, state.mass)),
+                text="<br>".join(_verdict(e, m) for e, m in zip(state.examples, state.mass)),
                 xref="paper",
                 yref="paper",
-                x=0.2,
-                y=-0.1,
+                x=0.3,
+                y=-0.06,
+                align="left",
                 showarrow=False,
                 xanchor="left",
                 yanchor="top",

@@ -38,6 +38,7 @@ SEEDS = 10
 F32_MAX = float(torch.finfo(torch.float32).max)  # ≈ 3.4e38
 F32_TINY = float(torch.finfo(torch.float32).tiny)  # ≈ 1.2e-38，最小的正规数
 LOG10_CLIP = 300.0  # 超出 1e±300 的值画在边界上，并在说明里指出
+LIVE_HEIGHT, STATIC_HEIGHT = 500, 640  # 图的高度（像素）
 
 KIND_LABELS = {"orthogonal": "正交 ρQ", "gaussian": "高斯随机", "nonnormal": "非正规（若尔当块）"}
 KIND_COLORS = {"orthogonal": PALETTE[0], "gaussian": PALETTE[2], "nonnormal": PALETTE[1]}
@@ -188,10 +189,10 @@ def _to_plot(log10_values) -> tuple[list[float], bool]:
 
 
 def _fmt(log10_value: float) -> str:
-    """把 log10 值写成人读的数：10 的 -3 到 4 次方之间直接写，否则写成 a×10^k。"""
+    """把 log10 值写成人读的数：0.001 到 1000 之间直接写，否则写成 a×10^k。"""
     if not math.isfinite(log10_value):
         return "0" if log10_value < 0 else "∞"
-    if -3 <= log10_value < 4:
+    if -3 <= log10_value < 3:
         return f"{10**log10_value:.3g}"
     k = math.floor(log10_value)
     return f"{10 ** (log10_value - k):.2f}×10^{k}"
@@ -249,7 +250,7 @@ def _traces(state: JacobianState) -> list[dict]:
     gamma = rnn.PHI_DERIVATIVE_BOUND[state.phi]
     bound, _ = _to_plot([r * math.log10(gamma * sel.sigma_max_W) for r in rs])
     radius, _ = _to_plot([r * math.log10(sel.rho_W) for r in rs])
-    for y, name, dash in ((bound, "上界 (γ·σₘₐₓ)ʳ", "dash"), (radius, "ρʳ", "dot")):
+    for y, name, dash in ((bound, "上界 " + _latin("(γσₘₐₓ)ʳ"), "dash"), (radius, _latin("ρʳ"), "dot")):
         traces.append(
             {
                 "type": "scatter",
@@ -289,7 +290,7 @@ def _traces(state: JacobianState) -> list[dict]:
             "marker": {
                 "size": [13 if k == state.matrix else 8 for k in kinds],
                 "color": [KIND_COLORS[k] for k in kinds],
-                "line": {"width": 1.5, "color": "#444444"},
+                "line": {"width": 1.5, "color": "rgba(128,128,128,0.9)"},
             },
             "customdata": [KIND_LABELS[k] for k in kinds],
             "hovertemplate": "%{customdata}<br>r = %{x}<br>‖∂hₜ/∂hₜ₋ᵣ‖₂ = %{y:.3g}<extra></extra>",
@@ -341,8 +342,8 @@ def _decorations(state: JacobianState) -> tuple[list[dict], list[dict]]:
     notes = []
     # 上溢时曲线在右上方，说明写在色块左下；下溢时曲线在右下方，说明写在色块左上。
     for r0, color, text, y, anchor in (
-        (sel.f32_overflow_r, "rgba(181,72,93,0.20)", f"从 r = {sel.f32_overflow_r} 起 float32 上溢为 inf →", 0.03, "bottom"),
-        (sel.f32_underflow_r, "rgba(59,110,165,0.18)", f"从 r = {sel.f32_underflow_r} 起 float32 下溢为 0 →", 0.97, "top"),
+        (sel.f32_overflow_r, "rgba(181,72,93,0.20)", f"从 r = {sel.f32_overflow_r} 起 float32 上溢为 inf →", 0.12, "bottom"),
+        (sel.f32_underflow_r, "rgba(59,110,165,0.18)", f"从 r = {sel.f32_underflow_r} 起 float32 下溢为 0 →", 0.88, "top"),
     ):
         if r0 is not None:
             shapes.append(
@@ -359,15 +360,16 @@ def _decorations(state: JacobianState) -> tuple[list[dict], list[dict]]:
                     "layer": "below",
                 }
             )
+            inside = r0 <= R_MAX // 2  # 色块够宽就把说明写在色块里，否则写在它左边
             notes.append(
                 {
                     "xref": "x",
                     "yref": "y domain",
-                    "x": r0 - 1,
+                    "x": r0 + 1 if inside else r0 - 1,
                     "y": y,
-                    "xanchor": "right",
+                    "xanchor": "left" if inside else "right",
                     "yanchor": anchor,
-                    "text": text,
+                    "text": text if not inside else text.rstrip(" →"),
                     "showarrow": False,
                     "font": {"size": 12, "color": "#b5485d"},
                 }
@@ -375,8 +377,13 @@ def _decorations(state: JacobianState) -> tuple[list[dict], list[dict]]:
     return shapes, notes
 
 
+def _latin(text: str) -> str:
+    """用西文字体排一小段公式：中文字体里的 ‖ 和 · 是全角的，夹在公式里很难看。"""
+    return f"<span style='font-family:DejaVu Sans,Arial,Helvetica,sans-serif'>{text}</span>"
+
+
 def _subplot_titles(right: str) -> list[dict]:
-    titles = ("梯度范数 ‖∂hₜ/∂hₜ₋ᵣ‖₂ 随距离 r 的变化", right)
+    titles = (f"梯度范数 {_latin('‖∂hₜ/∂hₜ₋ᵣ‖₂')} 随距离 r 的变化", right)
     return [
         {
             "text": t,
@@ -410,26 +417,27 @@ def verdict(state: JacobianState) -> str:
     g_sigma = gamma * sel.sigma_max_W
     head = f"ρ(W_h) = {sel.rho_W:.3g}，σₘₐₓ(W_h) = {sel.sigma_max_W:.3g}"
     if g_sigma < 1 - 1e-9:
-        tail = f"γ·σₘₐₓ = {g_sigma:.3g} < 1：梯度必然指数衰减"
+        tail = f"γσₘₐₓ = {g_sigma:.3g} < 1：梯度必然指数衰减"
     elif sel.rho_W < 1 - 1e-9:
-        tail = f"γ·σₘₐₓ = {g_sigma:.3g} ≥ 1：上界管不住短期增长；ρ < 1 只保证线性时最终衰减"
-    elif state.phi == "linear":
-        tail = "ρ ≥ 1：线性时不会衰减" + ("，按 ρʳ 增长" if sel.rho_W > 1 + 1e-9 else "")
+        tail = f"γσₘₐₓ = {g_sigma:.3g} ≥ 1：上界管不住短期增长；ρ < 1 只保证线性时最终衰减"
+    elif state.phi == "linear":  # 线性时 ‖W_hʳ‖₂ ≥ ρʳ 对每个 r 都成立
+        tail = "ρ > 1：线性时 ‖W_hʳ‖₂ ≥ ρʳ，必然增长" if sel.rho_W > 1 + 1e-9 else "ρ = 1：线性时 ‖W_hʳ‖₂ ≥ 1，不会衰减"
     else:
-        tail = f"γ·σₘₐₓ = {g_sigma:.3g} > 1：可能爆炸，但不必然——要看 tanh 饱和多少"
+        tail = f"γσₘₐₓ = {g_sigma:.3g} > 1：可能爆炸，但不必然——要看 tanh 饱和多少"
     if state.phi == "tanh":
         tail += f"（平均 φ′ = {sel.mean_slope:.2f}）"
     return f"{head}；{tail}"
 
 
-def _title(state: JacobianState, headline: str | None = None) -> dict:
+def _title(state: JacobianState, headline: str | None, height: int) -> dict:
     top = headline or _setting(state)
+    line = verdict(state).replace("‖W_hʳ‖₂", _latin("‖W_hʳ‖₂"))
     return {
-        "text": f"<b>{top}</b><br><span style='font-size:12px'>{verdict(state)}</span>",
+        "text": f"<b>{top}</b><br><span style='font-size:12px'>{line}</span>",
         "x": 0.01,
         "xanchor": "left",
-        "y": 0.985,
-        "yanchor": "top",
+        "y": 1 - 28 / height,  # 两行标题的中线离图顶 28 像素
+        "yanchor": "middle",
         "yref": "container",
         "font": {"size": 15},
     }
@@ -445,10 +453,12 @@ def _y_range(state: JacobianState) -> list[float]:
     return [lo - pad, hi + pad]
 
 
-def _layout(state: JacobianState, headline: str | None = None, right: str | None = None) -> dict:
+def _layout(
+    state: JacobianState, headline: str | None = None, right: str | None = None, height: int = LIVE_HEIGHT
+) -> dict:
     shapes, notes = _decorations(state)
     return {
-        "title": _title(state, headline),
+        "title": _title(state, headline, height),
         "annotations": _subplot_titles(right or f"r = {state.r} 时乘积的全部奇异值") + notes,
         "shapes": shapes,
         "xaxis": {"title": {"text": "距离 r（步）"}, "range": [0, R_MAX + 1], "domain": [0.0, 0.58]},
@@ -469,13 +479,13 @@ def _layout(state: JacobianState, headline: str | None = None, right: str | None
     }
 
 
-LEGEND = {"orientation": "h", "x": 0.0, "y": 1.09, "xanchor": "left", "yanchor": "bottom", "font": {"size": 12}}
+LEGEND = {"orientation": "h", "x": 0.0, "y": 1.07, "xanchor": "left", "yanchor": "bottom", "font": {"size": 12}}
 
 
 def jacobian_figure(state: JacobianState) -> go.Figure:
     fig = make_subplots(rows=1, cols=2)
     fig.add_traces(_traces(state))
-    fig.update_layout(_layout(state), height=500, legend=LEGEND, margin={"t": 130, "b": 60, "l": 70, "r": 20})
+    fig.update_layout(_layout(state), height=LIVE_HEIGHT, legend=LEGEND, margin={"t": 105, "b": 60, "l": 70, "r": 20})
     return fig
 
 
@@ -488,7 +498,7 @@ def jacobian_caption(state: JacobianState) -> str:
     parts = [
         f"{KIND_LABELS[state.matrix]}：{verdict(state)}。",
         f"r = {r} 时 ‖∂hₜ/∂hₜ₋ᵣ‖₂ = {_fmt(float(norms[r - 1]))}，",
-        f"上界 (γ·σₘₐₓ)^r = {_fmt(r * math.log10(gamma * sel.sigma_max_W))}，ρ^r = {_fmt(r * math.log10(sel.rho_W))}。",
+        f"上界 (γσₘₐₓ)ʳ = {_fmt(r * math.log10(gamma * sel.sigma_max_W))}，ρʳ = {_fmt(r * math.log10(sel.rho_W))}。",
     ]
     if 1 < peak < R_MAX and float(norms[peak - 1]) > float(norms[0]) + 0.05:
         parts.append(f"范数先增长，在 r = {peak} 处达到峰值 {_fmt(float(norms[peak - 1]))} 后才下降。")
@@ -525,7 +535,8 @@ def tour_figure() -> go.Figure:
     scene_steps = []
     for k, (label, state, headline) in enumerate(states):
         visible = [i // N_TRACES == k for i in range(n_scenes * N_TRACES)]
-        layout = _layout(state, headline.format(over=state.selected.f32_overflow_r), "所选距离 r 处乘积的全部奇异值")
+        headline = headline.format(over=state.selected.f32_overflow_r)
+        layout = _layout(state, headline, "所选距离 r 处乘积的全部奇异值", STATIC_HEIGHT)
         layout["yaxis2"]["autorange"] = True
         scene_steps.append({"label": label, "method": "update", "args": [{"visible": visible}, layout]})
         if k == active:
@@ -549,9 +560,9 @@ def tour_figure() -> go.Figure:
             for i, x, y in zip(idx, xs, ys):
                 fig.data[i].x, fig.data[i].y = x, y
     fig.update_layout(
-        height=640,
+        height=STATIC_HEIGHT,
         legend=LEGEND,
-        margin={"t": 130, "b": 200, "l": 70, "r": 20},
+        margin={"t": 105, "b": 200, "l": 70, "r": 20},
         sliders=[
             {
                 "active": active,
@@ -696,7 +707,7 @@ TOUR = [
     (
         "⑤高斯",
         {"matrix": "gaussian", "rho": 0.9, "phi": "linear"},
-        "⑤ 同样 ρ = 0.9 的高斯随机矩阵：前几步几乎不衰减，奇异值铺得很开",
+        "⑤ 同样 ρ = 0.9 的高斯随机矩阵：前十来步停在 1 之上，奇异值铺得很开",
     ),
     (
         "⑥ρ=1",

@@ -83,13 +83,18 @@ class NextTokenExplorer(Explorer):
         return words
 
     def figure(self, state: NextTokenState) -> go.Figure:
+        # 上下两行：上面是逐位置的条件概率（柱）与累计对数概率（折线，右轴），下面是下一个字的候选。
+        # 左右并排时，右轴的标题会和候选图的字挤在一起，书页的正文栏也只有六百多像素宽。
         fig = make_subplots(
-            rows=1,
-            cols=2,
-            column_widths=[0.64, 0.36],
-            specs=[[{"secondary_y": True}, {}]],
-            subplot_titles=("每个位置的 p(xₜ | 前文)", "下一个字的候选"),
-            horizontal_spacing=0.2,
+            rows=2,
+            cols=1,
+            row_heights=[0.58, 0.42],
+            specs=[[{"secondary_y": True}], [{}]],
+            subplot_titles=(
+                "每个位置的 p(xₜ | 前文)（柱）与累计 log p（折线）",
+                "读完这句之后，下一个字的候选",
+            ),
+            vertical_spacing=0.2,
         )
         labels = _labels(state.text)
         fig.add_trace(
@@ -115,25 +120,29 @@ class NextTokenExplorer(Explorer):
             col=1,
             secondary_y=True,
         )
-        cand, cp = zip(*state.candidates)
+        cand, cp = self._candidates(state)
         fig.add_trace(
             go.Bar(
-                x=list(cp)[::-1],
-                y=[_show(c) for c in cand][::-1],
-                orientation="h",
+                x=cand,
+                y=cp,
+                text=[f"{p:.2f}" for p in cp],
+                textposition="outside",
+                cliponaxis=False,
                 name="候选",
-                hovertemplate="%{y}：%{x:.4f}<extra></extra>",
+                hovertemplate="%{x}：%{y:.4f}<extra></extra>",
             ),
-            row=1,
-            col=2,
+            row=2,
+            col=1,
         )
-        fig.update_yaxes(title_text="条件概率（柱）", range=[0, 1], row=1, col=1, secondary_y=False)
-        fig.update_yaxes(title_text="累计 log p（折线）", row=1, col=1, secondary_y=True, showgrid=False)
-        fig.update_xaxes(range=[0, 1], title_text="概率", row=1, col=2)
+        fig.update_yaxes(title_text="条件概率", range=[0, 1], row=1, col=1, secondary_y=False)
+        fig.update_yaxes(
+            title_text="累计 log p", row=1, col=1, secondary_y=True, showgrid=False, tickmode="auto", nticks=6
+        )
+        fig.update_yaxes(title_text="概率", range=[0, 1.15], tickvals=[0, 0.5, 1], row=2, col=1)
         fig.update_layout(
-            title=dict(text=self._title(state), y=0.97),
-            height=440,
-            margin=dict(t=100),
+            title=dict(text=self._title(state), y=0.98),
+            height=620,
+            margin=dict(t=90, l=70, r=70),
             showlegend=False,
         )
         return fig
@@ -142,13 +151,18 @@ class NextTokenExplorer(Explorer):
     def _title(state: NextTokenState) -> str:
         return f"「{state.text}」在 {state.order}-gram 模型下"
 
+    @staticmethod
+    def _candidates(state: NextTokenState) -> tuple[list[str], list[float]]:
+        cand, cp = zip(*state.candidates)
+        return [_show(c) for c in cand], list(cp)
+
     def update(self, fig, state: NextTokenState) -> None:
         """只替换数据数组，不重建整张图（实时更新的预算是 50 ms）。"""
         labels = _labels(state.text)
         fig.data[0].update(x=labels, y=state.probs, customdata=state.alternatives)
         fig.data[1].update(x=labels, y=state.cumulative)
-        cand, cp = zip(*state.candidates)
-        fig.data[2].update(x=list(cp)[::-1], y=[_show(c) for c in cand][::-1])
+        cand, cp = self._candidates(state)
+        fig.data[2].update(x=cand, y=cp, text=[f"{p:.2f}" for p in cp])
         fig.layout.title.text = self._title(state)
 
     def static_figure(self) -> go.Figure:

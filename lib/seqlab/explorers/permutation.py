@@ -122,10 +122,11 @@ def _labels(state: PermutationState) -> list[str]:
     return [f"{i}:{ch}" for i, ch in enumerate(state.shuffled)]
 
 
-def _title(state: PermutationState) -> str:
+def _title(state: PermutationState, sep: str = "｜") -> str:
+    """图的标题（``sep="<br>"`` 时分两行，窄屏上不会被截断）与实时面的说明文字（一行）。"""
     order = "".join(state.tokens) + " → " + "".join(state.shuffled)
     verdict = "两者相同：置换等变" if state.max_gap < 1e-5 else "两者不同：顺序信息进来了"
-    return f"{PARTS[state.part]}｜{order}｜最大差异 {state.max_gap:.1e}，{verdict}"
+    return f"{PARTS[state.part]}｜{order}{sep}最大差异 {state.max_gap:.1e}，{verdict}"
 
 
 FLOOR = 1e-9  # 对数坐标画不了 0：比它还小的差异按它来画（悬停时显示真实值）
@@ -176,13 +177,13 @@ def permutation_figure(state: PermutationState) -> go.Figure:
     fig.update_xaxes(title_text="输出的维度", row=1, col=1)
     fig.update_xaxes(title_text="输出的维度", row=1, col=2)
     fig.update_xaxes(
-        title_text="最大绝对差（对数坐标）", type="log", range=[-9, 0.5], exponentformat="power", row=1, col=3
+        title_text="最大绝对差（对数坐标）", type="log", range=[-9, 0.5], dtick=3, exponentformat="power", row=1, col=3
     )
     fig.update_layout(
-        title={"text": _title(state), "font": {"size": 14}},
+        title={"text": _title(state, "<br>"), "font": {"size": 14}},
         height=_height(state),
         showlegend=False,
-        margin={"t": 90},
+        margin={"t": 110},
     )
     return fig
 
@@ -229,7 +230,7 @@ class PermutationExplorer(Explorer):
                 old.z, old.y, old.zmin, old.zmax = new.z, new.y, new.zmin, new.zmax
             else:
                 old.x, old.y, old.customdata = new.x, new.y, new.customdata
-        fig.layout.title.text = _title(state)
+        fig.layout.title.text = _title(state, "<br>")
         fig.layout.height = _height(state)
 
     def static_figure(self) -> go.Figure:

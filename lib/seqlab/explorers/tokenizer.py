@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
@@ -160,12 +161,13 @@ class TokenizerExplorer(Explorer):
 
     # 图的骨架只建一次；figure() 与 update() 都通过 _fill 填入数据，实时更新时不必重建子图。
     def figure(self, state: TokenizerState) -> go.Figure:
+        # 上下两张子图：上面是切分结果（需要整个宽度放下每个 token），下面是 token 数与词表大小
         fig = make_subplots(
-            rows=1,
-            cols=2,
-            column_widths=[0.68, 0.32],
-            horizontal_spacing=0.1,
-            subplot_titles=("切分结果（悬停看 ID）", "这段文字的 token 数与词表大小"),
+            rows=2,
+            cols=1,
+            row_heights=[0.55, 0.45],
+            vertical_spacing=0.2,
+            subplot_titles=("切分结果（小字是 ID；条太窄时悬停查看）", "这段文字的 token 数与词表大小"),
         )
         for _ in range(3):
             fig.add_trace(
@@ -190,8 +192,8 @@ class TokenizerExplorer(Explorer):
                 line={"color": PALETTE[1]},
                 hovertemplate="词表 %{x}：%{y} 个 token<extra></extra>",
             ),
-            row=1,
-            col=2,
+            row=2,
+            col=1,
         )
         cx, cy = corpus_curve()
         fig.add_trace(
@@ -203,8 +205,8 @@ class TokenizerExplorer(Explorer):
                 line={"color": PALETTE[1], "dash": "dot"},
                 hovertemplate="词表 %{x}：平均 %{y:.1f} 个 token<extra></extra>",
             ),
-            row=1,
-            col=2,
+            row=2,
+            col=1,
         )
         fig.add_trace(
             go.Scatter(
@@ -214,8 +216,8 @@ class TokenizerExplorer(Explorer):
                 marker={"size": 11, "color": PALETTE[0], "symbol": "diamond"},
                 hovertemplate="%{text}：词表 %{x}，%{y} 个 token<extra></extra>",
             ),
-            row=1,
-            col=2,
+            row=2,
+            col=1,
         )
         fig.add_trace(
             go.Scatter(
@@ -225,26 +227,28 @@ class TokenizerExplorer(Explorer):
                 marker={"size": 18, "color": "rgba(0,0,0,0)", "line": {"color": PALETTE[3], "width": 2}},
                 hoverinfo="skip",
             ),
-            row=1,
-            col=2,
+            row=2,
+            col=1,
         )
         fig.update_xaxes(showgrid=False, zeroline=False, title_text="位置（以字为单位）", row=1, col=1)
         fig.update_yaxes(autorange="reversed", row=1, col=1)
         fig.update_xaxes(
             type="log",
-            title_text="词表大小 V",
+            title_text="词表大小 V（对数坐标）",
             tickmode="array",
-            tickvals=[v for v in BPE_SIZES if v != 300],
-            row=1,
-            col=2,
+            tickvals=list(BPE_SIZES),
+            range=[math.log10(170), math.log10(2400)],
+            row=2,
+            col=1,
         )
-        fig.update_yaxes(title_text="token 数", rangemode="tozero", row=1, col=2)
+        fig.update_yaxes(title_text="token 数", row=2, col=1)
         fig.update_layout(
             barmode="overlay",
-            height=400,
+            height=640,
             uniformtext={"minsize": 9, "mode": "hide"},
             margin={"t": 90},
-            legend={"x": 1, "xanchor": "right", "y": 1, "yanchor": "top", "bgcolor": "rgba(0,0,0,0)"},
+            # 图例放在下图的右上角：那里曲线已经降得很低，纵轴又留了空白
+            legend={"x": 1, "xanchor": "right", "y": 0.36, "yanchor": "top", "bgcolor": "rgba(0,0,0,0)"},
         )
         self._fill(fig, state)
         return fig
@@ -254,11 +258,13 @@ class TokenizerExplorer(Explorer):
 
     def _fill(self, fig, state: TokenizerState) -> None:
         for trace, row in zip(fig.data[:3], state.rows):
+            # 纵轴标签带上 token 数；条块里写 token，下面小字写它的 ID（条块太窄时整段隐藏，悬停仍可见）
+            label = f"{row.label}<br>{len(row.tokens)} 个 token"
             trace.update(
-                y=[row.label] * len(row.tokens),
+                y=[label] * len(row.tokens),
                 x=row.widths,
                 base=row.starts,
-                text=row.tokens,
+                text=[f"{t}<br><span style='font-size:0.75em'>{i}</span>" for t, i in zip(row.tokens, row.ids)],
                 customdata=[[t, row.label, i] for t, i in zip(row.tokens, row.ids)],
                 marker_color=[COLORS[k] for k in row.kinds],
             )
@@ -269,7 +275,11 @@ class TokenizerExplorer(Explorer):
         )
         k = BPE_SIZES.index(state.vocab_size)
         fig.data[6].update(x=[state.bpe_sizes[k]], y=[state.bpe_lengths[k]])
-        fig.update_xaxes(range=[-0.3, len(state.text) + 0.3], row=1, col=1)
+        # 直接改坐标轴属性（比 update_xaxes(row=…, col=…) 快，实时更新时要紧）：左图 xaxis，右图 yaxis2
+        fig.layout.xaxis.range = [-0.3, len(state.text) + 0.3]
+        # 右图纵轴上方留出约三成空白给图例，图例就不会压住曲线
+        top = max(state.bpe_lengths + [len(char.tokens), len(word.tokens)] + list(corpus_curve()[1]))
+        fig.layout.yaxis2.range = [0, 1.55 * top]
         fig.layout.title = f"「{state.text}」的三种切分"
 
     def static_figure(self) -> go.Figure:
