@@ -118,6 +118,7 @@ class NGramLM(ChainRuleLM):
             for context, token in self._events(list(sentence)):
                 self.counts[context][token] += 1
         self.vocab = sorted(vocab)
+        self._known = set(vocab)  # 查“认不认识这个字”用集合，比在有序列表里找快得多
         self._totals = {c: sum(cnt.values()) for c, cnt in self.counts.items()}
         return self
 
@@ -127,13 +128,14 @@ class NGramLM(ChainRuleLM):
             yield tuple(padded[t - self.order + 1 : t]), padded[t]
 
     def _norm(self, ch: str) -> str:
-        return ch if ch in self.vocab or ch in (BOS, EOS) else UNK
+        return ch if ch in self._known or ch == BOS else UNK
 
     def _context(self, context: Sequence[str]) -> tuple[str, ...]:
         if self.order == 1:
             return ()
-        padded = [BOS] * (self.order - 1) + [self._norm(c) for c in context]
-        return tuple(padded[-(self.order - 1) :])
+        window = self.order - 1  # 只有最后 n-1 个字会被用到：先截取，再补齐、映射
+        padded = [BOS] * window + [self._norm(c) for c in list(context)[-window:]]
+        return tuple(padded[-window:])
 
     def prob(self, token: str, context: Sequence[str]) -> float:
         """``p(token | context)``；``context`` 只用最后 ``order-1`` 个字（不足时用 ``<s>`` 补齐）。"""
@@ -172,13 +174,16 @@ class PositionLM(ChainRuleLM):
             for t, token in enumerate([*sentence, EOS]):
                 self.counts[t][token] += 1
         self.vocab = sorted(vocab)
+        self._known = set(vocab)
+        self._totals = {t: sum(cnt.values()) for t, cnt in self.counts.items()}
         return self
 
     def prob(self, token: str, context: Sequence[str]) -> float:
         """``p(token | t = len(context))``：只用到 ``context`` 的长度，不看它的内容。"""
-        counts = self.counts.get(len(context), Counter())
-        token = token if token in self.vocab else UNK
-        return (counts[token] + self.k) / (sum(counts.values()) + self.k * len(self.vocab))
+        t = len(context)
+        token = token if token in self._known else UNK
+        count = self.counts.get(t, Counter())[token]
+        return (count + self.k) / (self._totals.get(t, 0) + self.k * len(self.vocab))
 
 
 @cache

@@ -326,14 +326,24 @@ class AttentionWeightsExplorer(Explorer):
         return words
 
     def update(self, fig: go.FigureWidget, state: AttentionState) -> None:
-        """只替换数据数组与少数版面属性，不重建图（实时更新的预算是 50 ms）。"""
+        """只替换数据数组与少数版面属性，不重建图（实时更新的预算是 50 ms）。
+
+        只拖动步数滑块时（源句没变），热力图与坐标轴都不用动：只换条形图、框的位置和说明文字。
+        """
         heat, gold, bar = fig.data
-        heat.update(z=state.alpha, x=_categories(state.source), y=_categories(state.output), text=_hover_text(state))
-        gold.x, gold.y = _gold_xy(state)
         fresh = _bar_trace(state, state.step)
         bar.update(x=fresh.x, y=fresh.y, text=fresh.text, name=fresh.name)
-        fig.layout.update(_layout(state))
-        fig.layout.title.text = f"注意力模型翻译「{''.join(state.source)}」"
+        if getattr(fig, "_seqlab_source", None) == state.source:
+            t, layout = state.step, _layout(state)
+            fig.layout.shapes[0].update(y0=t - 1.5, y1=t - 0.5)
+            fig.layout.annotations[0].text = layout["annotations"][0]["text"]
+            fig.layout.yaxis2.title.text = layout["yaxis2"]["title"]["text"]
+            return
+        heat.update(z=state.alpha, x=_categories(state.source), y=_categories(state.output), text=_hover_text(state))
+        gold.x, gold.y = _gold_xy(state)
+        # 扁平路径的 relayout 比嵌套字典的 layout.update 快约 4 倍（少了逐层校验）
+        fig.plotly_relayout({**_flat(_layout(state)), "title.text": f"注意力模型翻译「{''.join(state.source)}」"})
+        fig._seqlab_source = list(state.source)
 
     def static_figure(self) -> go.Figure:
         """网页上的静态面：上方的下拉菜单选例句，下方的滑块选解码步 t。

@@ -209,10 +209,15 @@ def _at_r(state: JacobianState, r: int) -> dict[str, list]:
     """随距离 r 变化的那几组数：竖线、三个圆点、三组奇异值。"""
     lo, hi = _y_range(state)
     markers, _ = _to_plot([float(c.log10_norm[r - 1]) for c in state.curves.values()])
-    singular = {
-        k: _to_plot(rnn.log10_singular_values(c.M[r - 1], float(c.log10_c[r - 1])).tolist())[0]
-        for k, c in state.curves.items()
-    }
+    if r == state.r:  # 实时面：jacobian_state 已经算好了
+        log10_sv = state.singular
+    else:  # 静态面的 r 滑块：其他距离现算（很小的 SVD，单线程最快）
+        with single_thread():
+            log10_sv = {
+                k: rnn.log10_singular_values(c.M[r - 1], float(c.log10_c[r - 1])).tolist()
+                for k, c in state.curves.items()
+            }
+    singular = {k: _to_plot(v)[0] for k, v in log10_sv.items()}
     return {
         "vline": ([r, r], [10.0**lo, 10.0**hi]),
         "markers": ([r] * N_NORM, markers),
