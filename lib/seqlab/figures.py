@@ -125,6 +125,10 @@ def _switchable_layout(layout: go.Layout) -> dict:
     return out
 
 
+# 权重为 0 的格子透明、权重越大蓝色越浓：浅色和深色页面上都清楚（不会在深色页面上出现一块白板）。
+ATTENTION_SCALE = [[0.0, "rgba(59, 110, 165, 0.0)"], [0.5, "rgba(59, 110, 165, 0.55)"], [1.0, "rgba(31, 71, 128, 1.0)"]]
+
+
 def attention_heatmap(
     weights,
     row_labels: Sequence[str],
@@ -153,7 +157,7 @@ def attention_heatmap(
             y=ys,
             zmin=0.0,
             zmax=zmax,
-            colorscale="Blues",
+            colorscale=ATTENTION_SCALE,
             colorbar=dict(title="权重"),
             hovertemplate=f"{row_title}：%{{y}}<br>{col_title}：%{{x}}<br>权重 = %{{z:.3f}}<extra></extra>",
         )

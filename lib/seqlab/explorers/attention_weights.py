@@ -18,7 +18,7 @@ import torch
 from seqlab.corpus import translation as task
 from seqlab.errors import InputError
 from seqlab.explorers import Explorer, clean_text, register
-from seqlab.figures import PALETTE, attention_heatmap
+from seqlab.figures import ATTENTION_SCALE, PALETTE, attention_heatmap
 
 MODEL = "seq2seq_attention"
 BASELINE = "seq2seq_fixed"
@@ -238,7 +238,7 @@ def _base_layout() -> dict:
         "legend": {"orientation": "h", "x": 1.0, "xanchor": "right", "yanchor": "top", "font": {"size": 12}},
         "margin": {"t": TOP_PX, "b": BOTTOM_PX, "l": 70, "r": 70},
         "coloraxis": {
-            "cmin": 0.0, "cmax": 1.0, "colorscale": "Blues",
+            "cmin": 0.0, "cmax": 1.0, "colorscale": ATTENTION_SCALE,
             "colorbar": {"x": 1.0, "xanchor": "left", "yanchor": "bottom", "lenmode": "fraction", "thickness": 12,
                          "title": {"text": "α_tj", "side": "top"}},
         },
