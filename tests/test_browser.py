@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 if not has_chromium():
     if os.environ.get("SEQLAB_REQUIRE_BROWSER") == "1":
         raise RuntimeError(f"SEQLAB_REQUIRE_BROWSER=1，但没有找到 Chromium：{CHROMIUM}")
-    pytest.skip(f"没有找到 Chromium（{CHROMIUM}）：跳过浏览器测试。安装：apt-get install -y chromium fonts-noto-cjk",
+    pytest.skip(f"没有找到 Chromium（{CHROMIUM}）：跳过浏览器测试。安装：apt-get install -y chromium fonts-noto-cjk fonts-noto-color-emoji",
                 allow_module_level=True)
 
 

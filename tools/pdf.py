@@ -63,7 +63,7 @@ def render(out: Path) -> Path:
     if not (HTML / "index.html").exists():
         raise SystemExit("还没有构建网站：请先运行 make book")
     if not has_chromium():
-        raise SystemExit("没有找到 Chromium：apt-get install -y chromium fonts-noto-cjk")
+        raise SystemExit("没有找到 Chromium：apt-get install -y chromium fonts-noto-cjk fonts-noto-color-emoji")
     writer = PdfWriter()
     with serve(HTML) as base, sync_playwright() as p:
         browser = launch(p)
