@@ -126,3 +126,33 @@ def test_live_view_keeps_last_good_figure_and_reports():
     assert list(view.figure.data[0].y) == [4.0, 16.0] and view.ok
     with pytest.raises(KeyError):
         view.set(m=1)
+
+
+def test_timing_samples_count_cpu_time_not_waiting():
+    import time
+
+    from seqlab import runtime
+
+    calls = []
+    samples = runtime.timing_samples(lambda: calls.append(sum(range(20_000))), 4)
+    assert len(samples) == 4 and len(calls) == 5  # 先热身一次
+    assert all(t >= 0 for t in samples)
+    slept = runtime.timing_samples(lambda: time.sleep(0.03), 2)
+    assert max(slept) < 0.02, "睡眠不占 CPU：墙钟走了 30 ms，CPU 时间几乎不动"
+    wall = runtime.timing_samples(lambda: time.sleep(0.03), 2, clock=time.perf_counter)
+    assert min(wall) >= 0.03
+
+
+def test_single_thread_restores_the_thread_count():
+    import torch
+
+    from seqlab import runtime
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with runtime.single_thread():
+            assert torch.get_num_threads() == 1
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

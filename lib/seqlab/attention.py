@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import statistics
-import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from torch import nn
 
 from seqlab.corpus import winograd
 from seqlab.errors import DEFAULT_BUDGET_BYTES, InputError, guard_memory
-from seqlab.runtime import native_stderr_silenced, single_thread
+from seqlab.runtime import cpu_clock, native_stderr_silenced, single_thread, timing_samples
 from seqlab.train import fit, load_checkpoint, recipe, save_checkpoint
 
 
@@ -148,23 +147,13 @@ def max_length_within(
 
 
 # ---------------------------------------------------------------- 实测：用时与峰值内存
-def best_seconds(
-    fn: Callable[[], object], repeats: int = 5, clock: Callable[[], float] = time.thread_time
-) -> float:
-    """先预热一次，再运行 ``repeats`` 次，返回最快一次的用时（秒）。
+def best_seconds(fn: Callable[[], object], repeats: int = 5, clock: Callable[[], float] = cpu_clock) -> float:
+    """先预热一次，再运行 ``repeats`` 次，返回最快一次的用时（秒，默认是本线程的 CPU 时间）。
 
-    默认的时钟是 ``time.thread_time``：当前线程真正占用的 CPU 时间。机器上别的进程把 CPU 抢走的那段时间
-    不计入，所以在繁忙的共享机器上曲线也稳定（这要求计算在当前线程里进行，见 ``measure_scaling`` 的单线程）。
-    想看墙上时间，传 ``clock=time.perf_counter``。取最小值而不是平均值：比最快那次慢出来的部分，
-    来自缓存被挤掉等与算法无关的干扰。
+    取最小值而不是平均值：比最快那次慢出来的部分，来自缓存被挤掉等与算法无关的干扰。
+    CPU 时间要求计算在当前线程里进行，见 ``measure_scaling`` 的单线程。
     """
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = clock()
-        fn()
-        times.append(clock() - start)
-    return min(times)
+    return min(timing_samples(fn, repeats, clock))
 
 
 def peak_memory_bytes(fn: Callable[[], object]) -> int:

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import math
 import statistics
-import time
 from collections.abc import Callable
 
 import torch
 from torch import nn
 
 from seqlab.errors import InputError, guard_memory
+from seqlab.runtime import timing_samples
 
 PHIS = ("tanh", "linear")
 KINDS = ("orthogonal", "gaussian", "nonnormal")
@@ -329,14 +329,8 @@ def graph_depth(y: torch.Tensor) -> int:
 
 
 def median_seconds(fn: Callable[[], object], repeat: int = 5) -> float:
-    """运行 ``fn`` 若干次（先热身一次），返回用时的中位数（秒）。"""
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    """运行 ``fn`` 若干次（先热身一次），返回 CPU 用时的中位数（秒，见 ``seqlab.runtime.cpu_clock``）。"""
+    return statistics.median(timing_samples(fn, repeat))
 
 
 def state_bytes(d: int, *, dtype_bytes: int = 4) -> int:

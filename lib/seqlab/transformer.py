@@ -28,7 +28,7 @@ from torch.overrides import TorchFunctionMode
 from seqlab.attention import causal_mask, scaled_dot_product_attention
 from seqlab.errors import InputError, guard_memory
 from seqlab.rnn import ElmanRNN, graph_depth
-from seqlab.runtime import single_thread
+from seqlab.runtime import cpu_clock, single_thread, timing_samples
 from seqlab.train import fit, load_checkpoint, recipe, save_checkpoint
 
 
@@ -449,32 +449,6 @@ def count_flops(fn: Callable[[], object]) -> int:
     with MatmulFlops() as counter:
         fn()
     return counter.flops
-
-
-def cpu_clock() -> float:
-    """本线程占用 CPU 的累计时间（秒），即 ``time.thread_time()``。本节所有的计时都用它。
-
-    为什么不用墙钟（``time.perf_counter``）：本节的计算都在一个线程里做完，不受打扰时两者相等；
-    但机器上还有别的程序时，墙钟会把“排队等 CPU”的时间也算进来，而且对长任务比对短任务罚得重——
-    不到 1 毫秒的 Prefill 常常在一个调度时间片里就做完了，几十毫秒的逐个 Decode 却会被打断许多次，
-    比出来的倍数就会虚高好几倍。CPU 时间只数这段代码自己真正在算的时间。
-    """
-    return time.thread_time()
-
-
-def timing_samples(fn: Callable[[], object], repeat: int) -> list[float]:
-    """先热身运行一次 ``fn``，再运行 ``repeat`` 次，返回每次占用的 CPU 时间（秒，见 ``cpu_clock``）。
-
-    即使只数 CPU 时间，每次的读数也不一样（缓存冷热、内存分配、别的程序挤占缓存），
-    所以保留每一次的读数，由调用者报告中位数和四分位距，让读者看见抖动有多大。
-    """
-    fn()
-    samples = []
-    for _ in range(repeat):
-        start = cpu_clock()
-        fn()
-        samples.append(cpu_clock() - start)
-    return samples
 
 
 @dataclass
