@@ -24,11 +24,23 @@ GLOSSARY = HERE.parent / "chapters" / "appendix" / "glossary.md"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
-def glossary_terms(path: Path = GLOSSARY) -> list[str]:
-    """术语表 ``{glossary}`` 块里的词条（不缩进的非空行）。"""
+def glossary_entries(path: Path = GLOSSARY) -> list[list[str]]:
+    """术语表 ``{glossary}`` 块里的条目：每条是若干个同义的词条（不缩进的非空行），后面跟缩进的释义。"""
     text = path.read_text(encoding="utf-8")
     block = text[text.index("```{glossary}") : text.rindex("```")]
-    return [line.strip() for line in block.splitlines()[1:] if line.strip() and not line.startswith(" ")]
+    entries, names = [], []
+    for line in block.splitlines()[1:]:
+        if line.strip() and not line.startswith(" "):
+            names.append(line.strip())
+        elif line.startswith(" ") and names:
+            entries.append(names)
+            names = []
+    return entries
+
+
+def glossary_terms(path: Path = GLOSSARY) -> list[str]:
+    """全部词条（中英文都算）。"""
+    return [name for entry in glossary_entries(path) for name in entry]
 
 
 def _search_dictionary(app) -> Path:

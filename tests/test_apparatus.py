@@ -1,0 +1,46 @@
+"""全书的“装置”：术语表的每个条目都从正文链接过去，正文引用了本章依赖的每篇论文。"""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import book_ext
+
+ROOT = Path(__file__).resolve().parent.parent
+REQUIRED_CITATIONS = [
+    "bengio1994learning", "hochreiter1997long", "pascanu2013difficulty", "cho2014learning",
+    "sutskever2014sequence", "bahdanau2015neural", "luong2015effective", "vaswani2017attention",
+    "levesque2012winograd",
+]
+
+
+def _prose() -> str:
+    parts = [(ROOT / "intro.md").read_text(encoding="utf-8")]
+    for path in sorted((ROOT / "chapters").rglob("*")):
+        if path.suffix == ".md" and path.name != "glossary.md":
+            parts.append(path.read_text(encoding="utf-8"))
+        elif path.suffix == ".ipynb":
+            nb = json.loads(path.read_text(encoding="utf-8"))
+            parts += ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
+    return "\n".join(parts)
+
+
+PROSE = _prose()
+
+
+def test_glossary_has_at_least_40_entries_and_each_is_linked_from_the_text():
+    entries = book_ext.glossary_entries()
+    assert len(entries) >= 40
+    linked = {m.group(1).split("<")[-1].rstrip(">").strip() for m in re.finditer(r"\{term\}`([^`]+)`", PROSE)}
+    unlinked = [entry[0] for entry in entries if not linked & set(entry)]
+    assert not unlinked, f"这些术语在正文里从没有用 {{term}} 链接过：{unlinked}"
+    unknown = linked - set(book_ext.glossary_terms())
+    assert not unknown, f"{{term}} 指向了术语表里没有的词：{unknown}"
+
+
+@pytest.mark.parametrize("key", REQUIRED_CITATIONS)
+def test_required_papers_are_in_the_bibliography_and_cited(key):
+    assert f"{{{key}," in (ROOT / "references.bib").read_text(encoding="utf-8").replace(" ", "")
+    assert re.search(r"\{cite(:[pt])?\}`[^`]*\b" + key + r"\b", PROSE), f"正文没有引用 {key}"
