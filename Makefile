@@ -57,7 +57,7 @@ test-notebooks: $(STAMP)
 	$(BIN)/pytest -n $(JOBS) --dist loadscope --nbval-lax --nbval-current-env chapters
 	$(BIN)/python tools/student.py
 	SEQLAB_STRICT_CHECKS=0 $(BIN)/pytest -n $(JOBS) --dist loadscope --nbval-lax --nbval-current-env _build/student/notebooks
-	SEQLAB_STRICT_CHECKS=0 $(BIN)/pytest -n $(JOBS) -m slow tests/test_exercises.py
+	SEQLAB_STRICT_CHECKS=0 $(BIN)/pytest -n $(JOBS) -m slow tests/test_exercises.py tests/test_checkpoints.py
 
 test-site: $(STAMP)
 	$(BIN)/pytest -rs tests/test_site.py tests/test_browser.py tests/test_pdf.py
