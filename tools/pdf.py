@@ -27,6 +27,7 @@ SCREEN_FOR_PRINT = """
 .bd-main .bd-content .bd-article-container { max-width: 100% !important; }
 .bd-page-width { max-width: 100% !important; }
 .cell_output, .cell_input, figure, .plotly-graph-div, pre { break-inside: avoid; }
+pre { white-space: pre-wrap !important; overflow-wrap: anywhere; overflow: visible !important; }
 """
 PRINT_PREP = """note => {
   for (const gd of document.querySelectorAll('.plotly-graph-div')) {
