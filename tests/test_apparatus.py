@@ -44,3 +44,12 @@ def test_glossary_has_at_least_40_entries_and_each_is_linked_from_the_text():
 def test_required_papers_are_in_the_bibliography_and_cited(key):
     assert f"{{{key}," in (ROOT / "references.bib").read_text(encoding="utf-8").replace(" ", "")
     assert re.search(r"\{cite(:[pt])?\}`[^`]*\b" + key + r"\b", PROSE), f"正文没有引用 {key}"
+
+
+def test_launch_buttons_appear_only_when_the_repository_url_is_given():
+    assert book_ext.launch_options({}) == {}
+    options = book_ext.launch_options({"SEQLAB_REPOSITORY_URL": "https://github.com/org/book"})
+    assert options["repository_url"] == "https://github.com/org/book" and options["repository_branch"] == "main"
+    config = (ROOT / "_config.yml").read_text(encoding="utf-8")
+    assert "binderhub_url: https://mybinder.org" in config and "colab_url: https://colab.research.google.com" in config
+    assert "thebe: true" not in config, "thebe 会让网页从外网加载脚本"

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from pathlib import Path
@@ -53,8 +54,25 @@ def _search_dictionary(app) -> Path:
     return target
 
 
+def launch_options(environ=os.environ) -> dict:
+    """启动按钮（Binder / Colab / JupyterHub）需要知道仓库的公开地址。
+
+    ``_config.yml`` 里配好了按钮，地址则在构建时用 ``SEQLAB_REPOSITORY_URL``（GitHub 或 GitLab 的仓库地址）
+    给出：没有给出时网页上就没有这些按钮——网站本身从不依赖它们。
+    """
+    url = environ.get("SEQLAB_REPOSITORY_URL", "").strip()
+    if not url:
+        return {}
+    return {
+        "repository_url": url,
+        "repository_branch": environ.get("SEQLAB_REPOSITORY_BRANCH", "main"),
+        "use_repository_button": True,
+    }
+
+
 def _config_inited(app, config):
     config.html_search_options = {"dict": str(_search_dictionary(app))}
+    config.html_theme_options = {**config.html_theme_options, **launch_options()}
     # myst-nb 在页面含控件状态时会从公网加载 require.js 与控件管理器：一律关掉。
     config.nb_ipywidgets_js = {}
 
