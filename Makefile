@@ -5,6 +5,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+NODE   := node_modules/.package-lock.json
 HTML   := _build/html
 PORT   ?= 8000
 JOBS   ?= 2
@@ -31,10 +32,15 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $(STAMP)
 
+# 网站用的 JavaScript（plotly.js 的部分包、浏览器测试用的 axe-core）按 package-lock.json 安装。
+$(NODE): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $(NODE)
+
 # 构建时笔记本的执行结果按笔记本内容缓存；库（lib/）一变，缓存就作废，免得网页上是旧代码算出的结果。
 LIBHASH = $(shell find lib -type f \( -name '*.py' -o -name '*.pt' \) -not -path '*/__pycache__/*' | sort | xargs cat | sha1sum | cut -c1-16)
 
-book: $(STAMP)
+book: $(STAMP) $(NODE)
 	@mkdir -p _build
 	@if [ "$$(cat _build/.libhash 2>/dev/null)" != "$(LIBHASH)" ]; then rm -rf _build/.jupyter_cache _build/.doctrees; echo "$(LIBHASH)" > _build/.libhash; fi
 	$(BIN)/jupyter-book build . -W -n --keep-going
@@ -59,7 +65,7 @@ test-notebooks: $(STAMP)
 	SEQLAB_STRICT_CHECKS=0 $(BIN)/pytest -n $(JOBS) --dist loadscope --nbval-lax --nbval-current-env _build/student/notebooks
 	SEQLAB_STRICT_CHECKS=0 $(BIN)/pytest -n $(JOBS) -m slow tests/test_exercises.py tests/test_checkpoints.py
 
-test-site: $(STAMP)
+test-site: $(STAMP) $(NODE)
 	$(BIN)/pytest -rs tests/test_site.py tests/test_browser.py tests/test_pdf.py
 
 lab: $(STAMP)
@@ -70,7 +76,7 @@ serve:
 	@echo "在浏览器中打开 http://127.0.0.1:$(PORT)/ （Ctrl+C 停止）"
 	$(BIN)/python -m http.server $(PORT) --bind 127.0.0.1 --directory $(HTML)
 
-bench: $(STAMP)
+bench: $(STAMP) $(NODE)
 	$(BIN)/python tools/bench.py
 
 student: $(STAMP)
