@@ -160,9 +160,14 @@ def test_score_matrix_static_face_refuses_past_the_budget_and_stays_small():
     assert "$" not in fig.to_json()
 
 
-def test_best_seconds_uses_thread_cpu_time_by_default():
-    import time
+def test_best_seconds_uses_thread_cpu_time_by_default_and_returns_the_fastest_run():
+    import inspect
 
-    start = time.perf_counter()
-    cpu = attention.best_seconds(lambda: time.sleep(0.02), repeats=2)
-    assert cpu < 0.01 and time.perf_counter() - start >= 0.06  # 睡眠不占 CPU：只计算真正的工作
+    from seqlab.runtime import cpu_clock
+
+    assert inspect.signature(attention.best_seconds).parameters["clock"].default is cpu_clock
+    assert cpu_clock.__code__.co_names == ("time", "thread_time")  # 本线程的 CPU 时间，不是墙钟
+    ticks = iter([0.0, 5.0, 10.0, 12.0, 20.0, 27.0])  # 假时钟：热身之后的三次分别用了 5、2、7 个单位
+    calls = []
+    fastest = attention.best_seconds(lambda: calls.append(1), repeats=3, clock=lambda: next(ticks))
+    assert fastest == 2.0 and len(calls) == 4  # 热身一次 + 三次计时

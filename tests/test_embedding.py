@@ -65,7 +65,7 @@ def test_measure_lookup_reports_memory_growing_linearly_in_V():
     assert [r.V for r in rows] == [100, 200, 400]
     assert all(r.index_bytes == 16 * 8 * 4 for r in rows)
     assert [r.matmul_bytes - r.index_bytes for r in rows] == [onehot_bytes(16, v) for v in (100, 200, 400)]
-    assert all(r.index_seconds > 0 and r.matmul_seconds > 0 for r in rows)
+    assert all(r.index_seconds >= 0 and r.matmul_seconds >= 0 for r in rows)  # 用时只显示，不断言大小
 
 
 def test_only_rows_of_tokens_in_the_batch_get_gradient():

@@ -123,9 +123,7 @@ def test_prefill_and_cached_decode_do_the_same_arithmetic_recomputing_does_more(
     r = tf.measure_prefill_decode(model, 24, repeats=3)
     assert set(r.seconds) == set(tf.MODES)
     assert all(len(r.samples[m]) == len(r.wall[m]) == 3 for m in tf.MODES)
-    assert all(r.samples[m][i] > 0 for m in tf.MODES for i in range(3))
-    # 带缓存的 Decode 做的算术不比 Prefill 多，CPU 时间却更长（一次只处理一行）
-    assert r.seconds["decode_cache"] > r.seconds["prefill"]
+    # 用时只显示、不断言（随机器负载起伏）；断言的是数出来的运算量
     # 带缓存的逐个解码只算下三角的分数，所以比 Prefill 略少；每步重算多出约 S/2 倍
     assert 0.8 * r.flops["prefill"] <= r.flops["decode_cache"] <= r.flops["prefill"]
     assert r.flops["decode_recompute"] > 5 * r.flops["prefill"]

@@ -189,13 +189,19 @@ def loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> float:
 
 @dataclass
 class ScalingResult:
-    """``measure_scaling`` 的结果：每个长度一行。时间单位秒，内存单位字节。"""
+    """``measure_scaling`` 的结果：每个长度一行。时间单位秒，内存单位字节。
+
+    用时随机器负载起伏，只用来显示；内存（分配的字节）与运算量（PyTorch 的 ``FlopCounterMode``
+    数出来的浮点运算数）与负载无关，可以断言。
+    """
 
     lengths: list[int]
     attention_seconds: list[float]
     rnn_seconds: list[float]
     attention_peak: list[int]
     rnn_peak: list[int]
+    attention_flops: list[int]
+    rnn_flops: list[int]
     d_model: int
 
     def slopes(self, fit_from: int = 0) -> dict[str, float]:
@@ -206,6 +212,8 @@ class ScalingResult:
             "rnn_time": loglog_slope(xs, self.rnn_seconds[fit_from:]),
             "attention_memory": loglog_slope(xs, self.attention_peak[fit_from:]),
             "rnn_memory": loglog_slope(xs, self.rnn_peak[fit_from:]),
+            "attention_flops": loglog_slope(xs, self.attention_flops[fit_from:]),
+            "rnn_flops": loglog_slope(xs, self.rnn_flops[fit_from:]),
         }
 
 
@@ -231,7 +239,7 @@ def measure_scaling(
         torch.manual_seed(seed)
         attention = SelfAttention(d_model)
         rnn = nn.RNN(d_model, d_model, batch_first=True)
-    result = ScalingResult(lengths, [], [], [], [], d_model)
+    result = ScalingResult(lengths, [], [], [], [], [], [], d_model)
     with single_thread():  # 单线程：曲线反映算法本身的代价，不受线程调度和其他进程的干扰
         for S in lengths:
             _measure_one(result, attention, rnn, torch.randn(1, S, d_model, generator=g), repeats)
@@ -251,6 +259,17 @@ def _measure_one(result: ScalingResult, attention: SelfAttention, rnn: nn.RNN, X
     result.rnn_seconds.append(best_seconds(run_rnn, repeats))
     result.attention_peak.append(peak_memory_bytes(run_attention))
     result.rnn_peak.append(peak_memory_bytes(run_rnn))
+    result.attention_flops.append(counted_flops(run_attention))
+    result.rnn_flops.append(counted_flops(run_rnn))
+
+
+def counted_flops(fn: Callable[[], object]) -> int:
+    """运行 ``fn`` 一次，返回 PyTorch 的 ``FlopCounterMode`` 数出的浮点运算数（与机器忙闲无关）。"""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False) as counter:
+        fn()
+    return counter.get_total_flops()
 
 
 # ---------------------------------------------------------------- 路径长度
