@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from seqlab import attention
+from seqlab import attention, train
 from seqlab.corpus import winograd
 from seqlab.errors import InputError, MemoryBudgetError
 from seqlab.train import CHECKPOINT_DIR
@@ -125,8 +125,9 @@ def test_winograd_templates_and_splits():
 
 
 def test_checkpoint_resolves_it_on_fresh_sentences_with_heldout_nouns():
-    model, vocab, meta = attention.load_pronoun_resolver()
-    assert (CHECKPOINT_DIR / "winograd_attention.pt").stat().st_size <= 2 * 2**20
+    ckpt = train.load(attention.WINOGRAD_CHECKPOINT)
+    model, vocab, meta = ckpt.model, ckpt.config["vocab"], ckpt.meta
+    assert (CHECKPOINT_DIR / "winograd_attention.safetensors").stat().st_size <= 2 * 2**20
     fresh = winograd.sample(500, split="heldout", seed=12345)
     assert attention.resolver_accuracy(model, fresh, vocab) >= 0.9
     assert attention.resolver_accuracy(model, winograd.sample(500, split="train", seed=54321), vocab) >= 0.97
@@ -134,7 +135,8 @@ def test_checkpoint_resolves_it_on_fresh_sentences_with_heldout_nouns():
 
 
 def test_it_row_flips_between_x_and_y():
-    model, vocab, _ = attention.load_pronoun_resolver()
+    ckpt = train.load(attention.WINOGRAD_CHECKPOINT)
+    model, vocab = ckpt.model, ckpt.config["vocab"]
     examples = [winograd.make_example("放不进", "奖杯", "箱子", w) for w in ("大", "小")]
     batch = attention.encode_examples(examples, vocab)
     with torch.no_grad():

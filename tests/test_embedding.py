@@ -4,12 +4,12 @@ import pytest
 import torch
 from torch import nn
 
-from seqlab import corpus
+from seqlab import corpus, train
 from seqlab.embedding import (
     Embedding,
     MaskedWordModel,
     WindowContext,
-    cached_model,
+    checkpoint_vocab,
     context_vectors,
     cosine,
     lookup,
@@ -99,14 +99,19 @@ def test_padding_does_not_change_the_other_positions():
     assert torch.allclose(H, Hp[:, :3], atol=1e-6)
 
 
+def _checkpoint():
+    ckpt = train.load("embedding")
+    return ckpt.model, checkpoint_vocab(ckpt.config)
+
+
 def test_recipe_is_registered_and_checkpoint_is_small():
     assert "embedding" in RECIPES
-    path = CHECKPOINT_DIR / "embedding.pt"
+    path = CHECKPOINT_DIR / "embedding.safetensors"
     assert path.exists() and path.stat().st_size <= 2 * 2**20
 
 
 def test_checkpoint_guesses_masked_words_in_freshly_generated_sentences():
-    model, vocab = cached_model()
+    model, vocab = _checkpoint()
     train = set(corpus.book_corpus())
     fresh = [s for s in corpus.book_corpus(400, seed=31) if s not in train][:200]
     assert len(fresh) >= 50
@@ -116,7 +121,7 @@ def test_checkpoint_guesses_masked_words_in_freshly_generated_sentences():
 
 
 def test_checkpoint_neighbours_group_words_of_the_same_kind():
-    model, vocab = cached_model()
+    model, vocab = _checkpoint()
     E = model.embed.E.detach()
     cities = set(corpus.PLACES)
     foods = set(corpus.FOODS)
@@ -125,7 +130,7 @@ def test_checkpoint_neighbours_group_words_of_the_same_kind():
 
 
 def test_same_word_same_input_vector_different_hidden_state():
-    model, vocab = cached_model()
+    model, vocab = _checkpoint()
     a = context_vectors(model, vocab, "苹果公司发布了新的手机")
     b = context_vectors(model, vocab, "我今天吃了一个苹果，又甜又脆")
     i, j = a.tokens.index("苹果"), b.tokens.index("苹果")

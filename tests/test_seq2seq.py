@@ -6,10 +6,10 @@ import random
 import pytest
 import torch
 
-from seqlab import seq2seq
+from seqlab import seq2seq, train
 from seqlab.corpus import translation as task
 from seqlab.exercises import sec04
-from seqlab.train import CHECKPOINT_DIR, RECIPES, load_checkpoint
+from seqlab.train import CHECKPOINT_DIR, RECIPES
 
 
 # ---------------------------------------------------------------- 任务
@@ -60,7 +60,7 @@ def test_additive_attention_matches_the_formula_by_hand():
 
 
 def test_trained_model_reads_with_the_formula_at_every_step():
-    model, _ = seq2seq.load_model("seq2seq_attention")
+    model = train.load("seq2seq_attention").model
     src = torch.tensor([task.encode_source(list(task.EXAMPLES[1]))])
     H = model.encoder(src)
     s, c = model.start(H)
@@ -97,11 +97,11 @@ def test_encoder_summary_is_the_last_states_of_both_directions():
 # ---------------------------------------------------------------- 检查点
 @pytest.mark.parametrize("name", sorted(seq2seq.SPECS))
 def test_checkpoint_exists_is_small_and_has_a_recipe(name):
-    path = CHECKPOINT_DIR / f"{name}.pt"
+    path = CHECKPOINT_DIR / f"{name}.safetensors"
     assert path.exists(), f"请运行 python -m seqlab.train {name}"
     assert path.stat().st_size <= 2 * 2**20
     assert name in RECIPES
-    meta = load_checkpoint(name)["meta"]
+    meta = train.load(name).meta
     assert meta["seed"] == seq2seq.TRAIN["seed"] and meta["steps"] == seq2seq.TRAIN["steps"]
 
 
@@ -112,15 +112,15 @@ def fresh():
 
 
 def test_attention_checkpoint_translates_fresh_sentences_of_every_length(fresh):
-    model, _ = seq2seq.load_model("seq2seq_attention")
+    model = train.load("seq2seq_attention").model
     acc = seq2seq.accuracy_by_length(model, fresh)
     assert min(acc.values()) >= 0.95, acc
 
 
 def test_fixed_context_checkpoints_degrade_with_length(fresh):
-    attn = seq2seq.accuracy_by_length(seq2seq.load_model("seq2seq_attention")[0], fresh)
+    attn = seq2seq.accuracy_by_length(train.load("seq2seq_attention").model, fresh)
     for name in ("seq2seq_fixed", "seq2seq_fixed_h32", "seq2seq_fixed_h128"):
-        acc = seq2seq.accuracy_by_length(seq2seq.load_model(name)[0], fresh)
+        acc = seq2seq.accuracy_by_length(train.load(name).model, fresh)
         short = sum(acc[n] for n in range(3, 7)) / 4
         long = sum(acc[n] for n in range(20, 25)) / 5
         assert short >= 0.85, (name, acc)

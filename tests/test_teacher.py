@@ -99,7 +99,7 @@ def test_zip_holds_every_notebook_the_library_checkpoints_and_requirements(editi
     assert any(p.suffix == ".py" for p in library)
     for path in library:
         assert f"{ZIP_ROOT}/{path.relative_to(ROOT).as_posix()}" in names, f"压缩包里没有 {path.relative_to(ROOT)}"
-    checkpoints = sorted((ROOT / "lib" / "seqlab" / "checkpoints").glob("*.pt"))
+    checkpoints = sorted((ROOT / "lib" / "seqlab" / "checkpoints").glob("*.safetensors"))
     assert checkpoints, "lib/seqlab/checkpoints 里没有检查点"
     for path in checkpoints:
         assert f"{ZIP_ROOT}/lib/seqlab/checkpoints/{path.name}" in names, f"压缩包里没有检查点 {path.name}"

@@ -7,6 +7,7 @@ import pytest
 import torch
 from torch import nn
 
+from seqlab import train
 from seqlab import transformer as tf
 from seqlab.attention import causal_mask
 from seqlab.errors import InputError, MemoryBudgetError
@@ -100,9 +101,10 @@ def test_decoder_refuses_requests_past_the_memory_budget():
 
 
 def test_induction_checkpoint_is_small_and_accurate_on_fresh_data():
-    path = CHECKPOINT_DIR / "transformer_induction.pt"
+    path = CHECKPOINT_DIR / "transformer_induction.safetensors"
     assert path.stat().st_size <= 2 * 2**20
-    model, meta = tf.load_induction_model()
+    ckpt = train.load("transformer_induction")
+    model, meta = ckpt.model, ckpt.meta
     fresh = tf.copy_task_batch(400, random.Random(12345))
     accuracy = tf.copy_accuracy(model, *fresh)
     assert accuracy >= 0.95, accuracy

@@ -19,7 +19,6 @@ import statistics
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import torch
@@ -28,7 +27,7 @@ from torch import nn
 from seqlab.corpus import winograd
 from seqlab.errors import DEFAULT_BUDGET_BYTES, InputError, guard_memory
 from seqlab.runtime import cpu_clock, native_stderr_silenced, single_thread, timing_samples
-from seqlab.train import fit, load_checkpoint, recipe, save_checkpoint
+from seqlab.train import builder, fit, recipe, save
 
 
 # ---------------------------------------------------------------- 公式本身
@@ -489,22 +488,15 @@ def train_pronoun_resolver(
     return model, meta
 
 
-@lru_cache(maxsize=1)
-def load_pronoun_resolver() -> tuple[PronounResolver, list[str], dict]:
-    """读出检查点 ``winograd_attention``：返回 ``(模型, 词表, meta)``（同一进程里只读一次）。"""
-    ckpt = load_checkpoint(WINOGRAD_CHECKPOINT)
-    config = dict(ckpt["config"])
-    vocab = list(config.pop("vocab"))
-    model = PronounResolver(len(vocab), **config)
-    model.load_state_dict(ckpt["state_dict"])
-    model.eval()
-    return model, vocab, ckpt["meta"]
+@builder(WINOGRAD_CHECKPOINT)
+def build_pronoun_resolver(config: dict) -> PronounResolver:
+    """由检查点的 config（超参数与词表 ``vocab``）新建（未训练的）「它」模型。"""
+    return PronounResolver(len(config["vocab"]), **{k: v for k, v in config.items() if k != "vocab"})
 
 
-@recipe(WINOGRAD_CHECKPOINT)
+@recipe(WINOGRAD_CHECKPOINT, tolerances={"heldout_accuracy": 0.02, "final_loss": 0.01})
 def winograd_attention() -> Path:
     """重新训练「它」模型并保存检查点：``python -m seqlab.train winograd_attention``。"""
     model, meta = train_pronoun_resolver(progress=False)
     config = dict(WINOGRAD_CONFIG, vocab=winograd.vocabulary())
-    load_pronoun_resolver.cache_clear()
-    return save_checkpoint(WINOGRAD_CHECKPOINT, model, config, meta)
+    return save(WINOGRAD_CHECKPOINT, model, config, meta)

@@ -26,7 +26,7 @@ from torch import nn
 from seqlab.errors import DEFAULT_BUDGET_BYTES, InputError, guard_memory
 from seqlab.runtime import single_thread
 from seqlab.tokenize import MASK, PAD, UNK, Vocab, segment
-from seqlab.train import fit, load_checkpoint, recipe, save_checkpoint
+from seqlab.train import builder, fit, recipe, save
 
 
 # ---------------------------------------------------------------- Embedding 表
@@ -267,41 +267,22 @@ def _train(cfg: dict, progress: bool) -> tuple[MaskedWordModel, dict, dict]:
     return model, config, meta
 
 
-@recipe("embedding")
+@builder("embedding")
+def build_masked_word_model(config: dict) -> MaskedWordModel:
+    """由检查点的 config 新建（未训练的）``MaskedWordModel``。"""
+    return MaskedWordModel(config["V"], config["d"], config["w"])
+
+
+def checkpoint_vocab(config: dict) -> Vocab:
+    """检查点 config 里保存的词表（``itos``：ID → 词）。"""
+    return Vocab.from_itos(config["itos"])
+
+
+@recipe("embedding", tolerances={"test_accuracy": 0.02, "final_loss": 0.05})
 def embedding_recipe():
-    """``python -m seqlab.train embedding``：重新训练并保存检查点 ``embedding.pt``。"""
+    """``python -m seqlab.train embedding``：重新训练并保存检查点 ``embedding``。"""
     model, config, meta = train_embedding_model(progress=False)
-    return save_checkpoint("embedding", model, config, meta)
-
-
-def model_from_checkpoint(ckpt: dict) -> tuple[MaskedWordModel, Vocab]:
-    cfg = ckpt["config"]
-    model = MaskedWordModel(cfg["V"], cfg["d"], cfg["w"])
-    model.load_state_dict(ckpt["state_dict"])
-    model.eval()
-    return model, Vocab.from_itos(cfg["itos"])
-
-
-def load_embedding_model(retrain: bool = False) -> tuple[MaskedWordModel, Vocab, dict]:
-    """读入检查点 ``embedding``（默认），或 ``retrain=True`` 时现场重新训练（约 20 秒）。
-
-    返回 ``(模型, 词表, meta)``；``meta["source"]`` 说明用的是哪一种。
-    """
-    if retrain:
-        model, config, meta = train_embedding_model()
-        return model.eval(), Vocab.from_itos(config["itos"]), {**meta, "source": "刚刚重新训练"}
-    return (*cached_model(), {**_checkpoint()["meta"], "source": "检查点 embedding.pt"})
-
-
-@lru_cache(maxsize=1)
-def _checkpoint() -> dict:
-    return load_checkpoint("embedding")
-
-
-@lru_cache(maxsize=1)
-def cached_model() -> tuple[MaskedWordModel, Vocab]:
-    """检查点里的模型与词表（进程内只读一次；探索器共用）。"""
-    return model_from_checkpoint(_checkpoint())
+    return save("embedding", model, config, meta)
 
 
 # ---------------------------------------------------------------- 读模型
@@ -403,7 +384,7 @@ __all__ = [
     "cosine",
     "fill_mask",
     "id_neighbours",
-    "load_embedding_model",
+    "checkpoint_vocab",
     "lookup",
     "lookup_by_matmul",
     "masked_accuracy",

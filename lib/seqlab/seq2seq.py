@@ -29,7 +29,7 @@ from torch import nn
 
 from seqlab.corpus import translation as task
 from seqlab.runtime import single_thread
-from seqlab.train import fit, load_checkpoint, recipe, save_checkpoint
+from seqlab.train import builder, fit, recipe, save
 
 
 class Encoder(nn.Module):
@@ -282,20 +282,13 @@ def train_model(name: str, *, steps: int | None = None, progress: bool = True) -
     return model, meta
 
 
-def load_model(name: str) -> tuple[FixedContextSeq2Seq, dict]:
-    """读出检查点 ``name``，返回 ``(eval 模式的模型, meta)``。"""
-    ckpt = load_checkpoint(name)
-    model = build(ckpt["config"])
-    model.load_state_dict(ckpt["state_dict"])
-    model.eval()
-    return model, ckpt["meta"]
-
-
 def _register(name: str) -> None:
-    @recipe(name)
+    builder(name)(build)
+
+    @recipe(name, tolerances={"accuracy": 0.03, "final_loss": 0.1})
     def _make():
         model, meta = train_model(name)
-        return save_checkpoint(name, model, model.config, meta)
+        return save(name, model, model.config, meta)
 
 
 for _name in SPECS:

@@ -29,7 +29,7 @@ from seqlab.attention import causal_mask, scaled_dot_product_attention
 from seqlab.errors import InputError, guard_memory
 from seqlab.rnn import ElmanRNN, graph_depth
 from seqlab.runtime import cpu_clock, single_thread, timing_samples
-from seqlab.train import fit, load_checkpoint, recipe, save_checkpoint
+from seqlab.train import builder, fit, recipe, save
 
 
 # ---------------------------------------------------------------- 位置表示
@@ -392,7 +392,7 @@ def _batches(seed: int, n: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         yield copy_task_batch(n, rng)
 
 
-@recipe("transformer_induction")
+@recipe("transformer_induction", tolerances={"accuracy": 0.02, "final_loss": 0.02})
 def train_induction(steps: int = 900, progress: bool = False):
     """固定种子训练 2 层、每层 2 个头的 pre-norm 模型做“循环复读”，保存检查点。
 
@@ -407,15 +407,13 @@ def train_induction(steps: int = 900, progress: bool = False):
     test = copy_task_batch(512, random.Random(INDUCTION_SEED + 1))
     meta = {"seed": INDUCTION_SEED, "steps": steps, "seconds": round(log.seconds, 1),
                 "final_loss": log.losses[-1], "accuracy": copy_accuracy(model, *test)}
-    return save_checkpoint("transformer_induction", model, INDUCTION_CONFIG, meta)
+    return save("transformer_induction", model, INDUCTION_CONFIG, meta)
 
 
-def load_induction_model() -> tuple[TinyDecoder, dict]:
-    """读出检查点里训练好的模型（``eval`` 模式）与训练记录 ``meta``。"""
-    ckpt = load_checkpoint("transformer_induction")
-    model = TinyDecoder(**ckpt["config"])
-    model.load_state_dict(ckpt["state_dict"])
-    return model.eval(), ckpt["meta"]
+@builder("transformer_induction")
+def build_tiny_decoder(config: dict) -> TinyDecoder:
+    """由检查点的 config 新建（未训练的）``TinyDecoder``。"""
+    return TinyDecoder(**config)
 
 
 # ---------------------------------------------------------------- 度量：运算量与用时

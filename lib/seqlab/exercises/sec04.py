@@ -44,7 +44,7 @@ def _random_attention(seed: int, d_s: int = 5, d_hh: int = 6, d_a: int = 4, S: i
     minutes=10,
 )
 def check_additive_scores(additive_scores):
-    from seqlab.seq2seq import load_model
+    from seqlab import train
 
     for seed in (0, 1):
         attn, s_prev, H = _random_attention(seed)
@@ -53,7 +53,7 @@ def check_additive_scores(additive_scores):
         want = attn.scores(s_prev[None], H[None])[0].detach()
         _close(e, want, "打分 e", "提示：先算 W_s @ s_prev（一个向量）和 H @ W_h.T（每行是一个 W_h h_j），"
                "相加后取 tanh，再与 v_a 做内积。")
-    model, _ = load_model("seq2seq_attention")
+    model = train.load("seq2seq_attention").model
     H = model.encoder(torch.tensor([task.encode_source(list(task.EXAMPLES[0]))]))[0].detach()
     s_prev = torch.randn(model.attention.W_s.shape[1], generator=torch.Generator().manual_seed(2))
     a = model.attention
@@ -99,7 +99,8 @@ def check_context(context):
     minutes=15,
 )
 def check_uniform(uniform_weights, why):
-    from seqlab.seq2seq import accuracy_by_length, load_model
+    from seqlab import train
+    from seqlab.seq2seq import accuracy_by_length
 
     e = torch.randn(3, 5, generator=torch.Generator().manual_seed(4))
     alpha = _tensor(call(uniform_weights, e), "alpha")
@@ -108,7 +109,7 @@ def check_uniform(uniform_weights, why):
     alpha2 = call(uniform_weights, e * 10 + 3)
     _close(_tensor(alpha2, "alpha"), torch.full_like(e, 1 / 5), "换一组打分后的权重", "均匀权重不应该依赖打分。")
     expect(why in {"A", "B", "C"}, "why 应该是字符串 'A'、'B' 或 'C' 之一。")
-    model, _ = load_model("seq2seq_attention")
+    model = train.load("seq2seq_attention").model
     uniform = copy.deepcopy(model)
     uniform.attention.weights = uniform_weights
     data = [task.make_batch(n, 40, random.Random(n)) for n in (5, 12, 24)]

@@ -9,7 +9,8 @@ import ipywidgets as widgets
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from seqlab.embedding import ContextVectors, cached_model, context_vectors, cosine
+from seqlab import train
+from seqlab.embedding import ContextVectors, checkpoint_vocab, context_vectors, cosine
 from seqlab.errors import InputError
 from seqlab.explorers import Explorer, clean_text, register
 from seqlab.figures import PALETTE, stepped_figure
@@ -60,7 +61,8 @@ def apple_state(sentence_a: str, sentence_b: str, word: str) -> AppleState:
     sentence_a = clean_text(sentence_a, max_chars=MAX_CHARS, what="句子（A）")
     sentence_b = clean_text(sentence_b, max_chars=MAX_CHARS, what="句子（B）")
     word = clean_text(word, max_chars=8, what="要比较的词")
-    model, vocab = cached_model()
+    ckpt = train.load("embedding")
+    model, vocab = ckpt.model, checkpoint_vocab(ckpt.config)
     if word not in vocab:
         raise InputError(
             f"「{word}」不在模型的词表里（词表只收了语料中出现过的 {len(vocab)} 个词），"

@@ -8,13 +8,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import cache, lru_cache
+from functools import lru_cache
 from typing import ClassVar
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
 import torch
 
+from seqlab import train
 from seqlab.corpus import translation as task
 from seqlab.errors import InputError
 from seqlab.explorers import Explorer, clean_text, register
@@ -24,13 +25,6 @@ MODEL = "seq2seq_attention"
 BASELINE = "seq2seq_fixed"
 ALIASES = {",": "，", "、": "，", "；": "，", ";": "，"}
 TOP = 3  # 说明文字里列出 c_t 的前几项
-
-
-@cache
-def _model(name: str):
-    from seqlab.seq2seq import load_model
-
-    return load_model(name)[0]
 
 
 def parse_source(text: str) -> list[str]:
@@ -67,8 +61,8 @@ class AttentionState:
 def _translate(source: tuple[str, ...]) -> AttentionState:
     """两个模型各贪心解码一次（按源句缓存：拖动步数滑块时不必重算）。"""
     src = torch.tensor([task.encode_source(list(source))])
-    ids, alpha = _model(MODEL).greedy(src, len(source))
-    base_ids, _ = _model(BASELINE).greedy(src, len(source))
+    ids, alpha = train.load(MODEL).model.greedy(src, len(source))
+    base_ids, _ = train.load(BASELINE).model.greedy(src, len(source))
     grammatical = task.is_grammatical(list(source))
     return AttentionState(
         source=list(source),

@@ -14,7 +14,7 @@ import ipywidgets as widgets
 import plotly.graph_objects as go
 import torch
 
-from seqlab import attention
+from seqlab import attention, train
 from seqlab.corpus import winograd
 from seqlab.errors import InputError
 from seqlab.explorers import Explorer, clean_text, register
@@ -59,7 +59,8 @@ def it_state(template: str, noun_a: str, noun_b: str) -> ItState:
     noun_a, noun_b = _noun(noun_a, "名词 A"), _noun(noun_b, "名词 B")
     if noun_a == noun_b:
         raise InputError("两个名词相同，「它」指哪一个都一样：请换一个。")
-    model, vocab, _ = attention.load_pronoun_resolver()
+    ckpt = train.load(attention.WINOGRAD_CHECKPOINT)
+    model, vocab = ckpt.model, ckpt.config["vocab"]
     t = winograd.TEMPLATE_BY_KEY[template]
     examples = [winograd.make_example(template, noun_a, noun_b, w) for w in t.words]
     batch = attention.encode_examples(examples, vocab)

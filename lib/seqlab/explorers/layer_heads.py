@@ -8,24 +8,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import ClassVar
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
 import torch
 
+from seqlab import train
 from seqlab import transformer as tf
 from seqlab.explorers import Explorer, clean_text, register
 from seqlab.figures import attention_heatmap, stepped_figure
 from seqlab.runtime import single_thread
 
 EXAMPLE = "苹果天雨山"
-
-
-@lru_cache(maxsize=1)
-def model() -> tf.TinyDecoder:
-    return tf.load_induction_model()[0]
 
 
 @dataclass
@@ -46,7 +41,7 @@ def layer_head_state(segment: str, layer: int, head: int) -> LayerHeadState:
     segment = clean_text(segment, max_chars=200, what="字段")
     ids = tf.repeat_twice(segment)
     with single_thread():  # 这么小的模型，单线程最快；机器繁忙时多线程反而要等
-        logits, weights = model()(ids, return_weights=True)
+        logits, weights = train.load("transformer_induction").model(ids, return_weights=True)
     L = len(segment)
     pred = logits[0].argmax(-1)
     target = ids[0, 1:]

@@ -8,7 +8,8 @@ from typing import Any, ClassVar
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
-from seqlab.embedding import ContextVectors, cached_model, context_vectors
+from seqlab import train
+from seqlab.embedding import ContextVectors, checkpoint_vocab, context_vectors
 from seqlab.errors import InputError
 from seqlab.explorers import Explorer, clean_text, register
 from seqlab.figures import stepped_figure
@@ -33,7 +34,8 @@ def matrix_state(text: str, layer: str) -> MatrixState:
     text = clean_text(text, max_chars=MAX_CHARS, what="句子")
     if layer not in LAYERS:
         raise InputError("只能选择 X（输入向量）或 H（上下文层之后）。")
-    model, vocab = cached_model()
+    ckpt = train.load("embedding")
+    model, vocab = ckpt.model, checkpoint_vocab(ckpt.config)
     cv = context_vectors(model, vocab, text)
     return MatrixState(cv, layer, cv.ids.count(vocab.unk_id))
 
