@@ -38,7 +38,7 @@ $(NODE): package.json package-lock.json
 	touch $(NODE)
 
 # 构建时笔记本的执行结果按笔记本内容缓存；库（lib/）一变，缓存就作废，免得网页上是旧代码算出的结果。
-LIBHASH = $(shell find lib -type f \( -name '*.py' -o -name '*.pt' \) -not -path '*/__pycache__/*' | sort | xargs cat | sha1sum | cut -c1-16)
+LIBHASH = $(shell find lib -type f \( -name '*.py' -o -name '*.safetensors' -o -name '*.json' \) -not -path '*/__pycache__/*' | sort | xargs cat | sha1sum | cut -c1-16)
 
 book: $(STAMP) $(NODE)
 	@mkdir -p _build
