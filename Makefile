@@ -12,7 +12,7 @@ JOBS   ?= 2
 export SEQLAB_STRICT_CHECKS ?= 1
 export PYDEVD_DISABLE_FILE_VALIDATION = 1
 
-.PHONY: help setup book test test-lib test-notebooks test-site lab serve bench student pdf clean
+.PHONY: help setup book test test-lib test-notebooks test-site test-lab lab serve bench student pdf clean
 
 help:
 	@echo "make book   创建环境并构建网站到 $(HTML)"
@@ -52,6 +52,7 @@ test: $(STAMP)
 	$(MAKE) test-notebooks
 	$(MAKE) book
 	$(MAKE) test-site
+	$(MAKE) test-lab
 
 test-lib: $(STAMP)
 	$(BIN)/ruff check lib tests tools
@@ -68,8 +69,13 @@ test-notebooks: $(STAMP)
 test-site: $(STAMP) $(NODE)
 	$(BIN)/pytest -rs tests/test_site.py tests/test_browser.py tests/test_pdf.py
 
+# 学生在 JupyterLab 里看到的笔记本：真实的 JupyterLab（127.0.0.1）+ 无头 Chromium。
+test-lab: $(STAMP)
+	$(BIN)/pytest -rs -m lab tests
+
+# 中文界面、不弹“Jupyter 新闻”：tools/jupyterlab/overrides.json 是默认值，在“设置”菜单里随时可以改回。
 lab: $(STAMP)
-	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) chapters/ch01
+	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) --LabApp.app_settings_dir=$(CURDIR)/tools/jupyterlab chapters/ch01
 
 serve:
 	@test -d $(HTML) || { echo "还没有构建网站：请先运行 make book"; exit 1; }

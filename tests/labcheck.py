@@ -1,0 +1,133 @@
+"""在 127.0.0.1 上启动一个真实的 JupyterLab，并用无头 Chromium 打开笔记本（tests/test_lab.py 用）。
+
+笔记本先复制到临时文件夹再打开：“全部运行”的输出与自动保存永远不会写回仓库里的笔记本。
+JupyterLab 的设置用 ``make lab`` 的同一份默认值（tools/jupyterlab/overrides.json：中文界面、
+不弹新闻），测试只额外关掉自动保存、让所有单元格都渲染出来（不按滚动位置延迟渲染）。
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlparse
+
+ROOT = Path(__file__).resolve().parent.parent
+OVERRIDES = ROOT / "tools" / "jupyterlab" / "overrides.json"
+JUPYTER = Path(sys.executable).parent / "jupyter"
+
+# jupyterlab-myst 把它解析不了的引用（术语表、其他节、参考文献都在别的文件里）用 console.error
+# 逐行报出；它们在页面上显示为链接文字，不是程序错误。只有每一行都是这种诊断的消息才算作它。
+# 渲染好的 Markdown：jupyterlab-myst 的 ``.myst``（没有它时是 JupyterLab 自己的 ``.jp-RenderedMarkdown``）
+RENDERED = ".jp-MarkdownCell .myst, .jp-MarkdownCell .jp-RenderedMarkdown"
+MYST_DIAGNOSTICS = ("Cross reference target was not found: ", "Citation not found: ")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _settings(folder: Path) -> Path:
+    settings = json.loads(OVERRIDES.read_text(encoding="utf-8"))
+    settings.setdefault("@jupyterlab/notebook-extension:tracker", {})["windowingMode"] = "none"
+    settings.setdefault("@jupyterlab/docmanager-extension:plugin", {})["autosave"] = False
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "overrides.json").write_text(json.dumps(settings, ensure_ascii=False), encoding="utf-8")
+    return folder
+
+
+@contextlib.contextmanager
+def jupyterlab(notebook_dirs: list[Path], tmp: Path):
+    """复制 ``notebook_dirs``（连同插图）到 ``tmp/root`` 并在那里启动 JupyterLab，产出 ``(根地址, token)``。"""
+    root = tmp / "root"
+    for folder in notebook_dirs:
+        shutil.copytree(folder, root / folder.name, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    port, token = _free_port(), secrets.token_hex(16)
+    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp / "runtime"), JUPYTER_CONFIG_DIR=str(tmp / "config"),
+               JUPYTER_DATA_DIR=str(tmp / "data"), SEQLAB_STRICT_CHECKS="0")
+    cmd = [str(JUPYTER), "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+           f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True",
+           f"--LabApp.app_settings_dir={_settings(tmp / 'app-settings')}",
+           f"--LabApp.user_settings_dir={tmp / 'user-settings'}", f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
+           f"--ServerApp.root_dir={root}", "--ServerApp.open_browser=False"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-root")
+    log = open(tmp / "jupyterlab.log", "w")
+    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2).read()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"JupyterLab 没有启动，见 {tmp / 'jupyterlab.log'}") from None
+                time.sleep(0.5)
+        yield url, token
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+class LabPage:
+    """一个浏览器页面：记录控制台错误（jupyterlab-myst 的引用诊断单独记下）和所有离开 127.0.0.1 的请求。"""
+
+    def __init__(self, browser, url: str, token: str, notebook: str, workspace: str):
+        self.errors: list[str] = []
+        self.myst_diagnostics: set[str] = set()
+        self.outside: list[str] = []
+        self.context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="zh-CN")
+        self.page = self.context.new_page()
+        self.page.route("**/*", self._route)
+        self.page.on("console", self._console)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.goto(f"{url}/lab/workspaces/{workspace}/tree/{notebook}?reset&token={token}")
+        self.page.wait_for_selector(f".jp-Notebook :is({RENDERED})", timeout=90_000)
+        # 等 jupyterlab-myst 把每个 Markdown 单元格都渲染完，插图都加载完
+        self.page.wait_for_function(
+            """rendered => {
+                const nb = window.jupyterapp.shell.currentWidget.content;
+                const md = nb.widgets.filter(c => c.model.type === 'markdown');
+                return md.length > 0 && md.every(c => c.rendered && c.node.querySelector(rendered))
+                    && [...document.images].every(i => i.complete);
+            }""", arg=RENDERED, timeout=60_000)
+        self.page.wait_for_timeout(500)
+
+    def _route(self, route):
+        u = route.request.url
+        if u.startswith(("data:", "blob:")) or urlparse(u).hostname == "127.0.0.1":
+            route.continue_()
+        else:
+            self.outside.append(u)
+            route.abort()
+
+    def _console(self, message):
+        if message.type != "error":
+            return
+        lines = message.text.splitlines()
+        if lines and all(line.startswith(MYST_DIAGNOSTICS) for line in lines):
+            self.myst_diagnostics.update(lines)
+        else:
+            self.errors.append(message.text)
+
+    def command(self, name: str, args: dict | None = None):
+        return self.page.evaluate("([n, a]) => window.jupyterapp.commands.execute(n, a)", [name, args or {}])
+
+    def close(self):
+        self.context.close()
