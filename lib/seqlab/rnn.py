@@ -6,7 +6,10 @@
   ``J_j = ∂h_j/∂h_{j-1} = diag(φ'(a_j)) W_h`` 以及连乘 ``J_t J_{t-1} ⋯ J_{t-r+1}``；
 * ``recurrent_matrix``：三类循环矩阵——正交、高斯随机、非正规——都能指定谱半径；
 * ``input_gradient_norms``、``graph_depth``、``median_seconds``：梯度能“走多远”，以及
-  沿时间的串行依赖到底有多长、多慢。
+  沿时间的串行依赖到底有多长、多慢；
+* ``linear_recurrence_loop`` / ``linear_recurrence_scan``：**线性**递推 ``h_t = λ_t ⊙ h_{t-1} + u_t``
+  既可以逐步算，也可以用并行前缀扫描在 ``⌈log₂ S⌉`` 轮内算完——串行依赖来自非线性；
+* ``exploding_copy_task``：一个梯度会爆炸的小训练任务，用来演示梯度裁剪。
 
 记号：公式里用列向量；代码里一批序列按行存放（``E`` 形状 ``(B, S, d_in)``），
 所以 ``W_x e_t`` 写成 ``e_t @ W_x.T``，两者是同一个运算。
@@ -326,6 +329,64 @@ def graph_depth(y: torch.Tensor) -> int:
             stack.append((node, True))
             stack.extend((c, False) for c in children if c not in depth)
     return depth[y.grad_fn]
+
+
+# ---------------------------------------------------------------------------
+# 线性递推：逐步计算与并行前缀扫描
+# ---------------------------------------------------------------------------
+def _check_recurrence(lam: torch.Tensor, u: torch.Tensor) -> None:
+    if lam.shape != u.shape or u.dim() < 2 or u.shape[-2] == 0:
+        raise InputError(f"λ 与 u 的形状应相同，都是 (…, S, d) 且 S ≥ 1；收到 {tuple(lam.shape)} 与 {tuple(u.shape)}。")
+
+
+def linear_recurrence_loop(lam: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """逐步计算 ``h_t = λ_t ⊙ h_{t-1} + u_t``（``h_0 = 0``）。
+
+    ``lam``、``u`` 形状 ``(…, S, d)`` → ``H`` 形状 ``(…, S, d)``。第 t 步要等第 t-1 步：S 轮彼此等待的更新。
+    """
+    _check_recurrence(lam, u)
+    h = torch.zeros_like(u[..., 0, :])
+    hs = []
+    for t in range(u.shape[-2]):
+        h = lam[..., t, :] * h + u[..., t, :]
+        hs.append(h)
+    return torch.stack(hs, dim=-2)
+
+
+def linear_recurrence_scan(lam: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, int]:
+    """用并行前缀扫描（Hillis–Steele 式）算同一个递推，返回 ``(H, rounds)``，``rounds = ⌈log₂ S⌉``。
+
+    每一步 ``h ↦ λ_t ⊙ h + u_t`` 是一个仿射映射，两个仿射映射复合后还是仿射映射：
+    ``(λ_t, u_t) ∘ (λ_s, u_s) = (λ_t λ_s, λ_t u_s + u_t)``。这种复合满足结合律，所以第 k 轮让每个位置
+    与它前面 ``2^k`` 个位置的累积映射复合，一轮之内各位置互不等待；``⌈log₂ S⌉`` 轮后 ``u_t`` 就是 ``h_t``。
+    这一版总运算量是 ``O(S log S)``；Blelloch (1990) 的两趟扫描把它降到 ``O(S)``，深度仍是 ``O(log S)``。
+    tanh 之类的非线性不满足这种结合律，所以 Elman RNN 不能这样算。
+    """
+    _check_recurrence(lam, u)
+    S, offset, rounds = u.shape[-2], 1, 0
+    while offset < S:
+        lam_before = torch.cat([torch.ones_like(lam[..., :offset, :]), lam[..., :-offset, :]], dim=-2)
+        u_before = torch.cat([torch.zeros_like(u[..., :offset, :]), u[..., :-offset, :]], dim=-2)
+        lam, u = lam * lam_before, lam * u_before + u
+        offset, rounds = 2 * offset, rounds + 1
+    return u, rounds
+
+
+def exploding_copy_task(
+    *, d: int = 16, S: int = 30, B: int = 64, lag: int = 5, g: float = 1.5, seed: int = 0
+) -> tuple[ElmanRNN, nn.Linear, torch.Tensor, torch.Tensor]:
+    """一个梯度会爆炸的训练任务：tanh RNN 的 ``W_h = gQ``（``g > 1``），要记住倒数第 ``lag + 1`` 个输入。
+
+    返回 ``(rnn, readout, X, y)``：``X`` 形状 ``(B, S, 1)``，``y = X[:, S-1-lag, 0]`` 形状 ``(B,)``；
+    预测是 ``readout(rnn(X)[:, -1])``。模型与数据都由 ``seed`` 决定，不动全局随机数发生器。
+    """
+    with torch.random.fork_rng(devices=[]):  # 用自己的种子初始化，不改动全局随机数发生器
+        torch.manual_seed(seed)
+        model, readout = ElmanRNN(1, d, "tanh"), nn.Linear(d, 1)
+        X = torch.randn(B, S, 1)
+    with torch.no_grad():
+        model.W_h.copy_(recurrent_matrix("orthogonal", d, g, seed=seed).to(torch.float32))
+    return model, readout, X, X[:, S - 1 - lag, 0].clone()
 
 
 def median_seconds(fn: Callable[[], object], repeat: int = 5) -> float:
