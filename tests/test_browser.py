@@ -200,12 +200,13 @@ def test_self_test_quiz_gives_feedback_offline(browser, server, page):
     visit = Visit(browser, f"{server}/{page}")
     p = visit.page
     try:
-        p.wait_for_selector(".MCButton", timeout=15000)
-        first = p.locator(".MCButton").first
+        p.wait_for_selector(".seqlab-quiz label", timeout=15000)
+        first = p.locator(".seqlab-quiz label").first
         first.scroll_into_view_if_needed()
         first.click()
         p.wait_for_timeout(300)
-        feedback = p.evaluate("[...document.querySelectorAll('.Feedback')].map(e => e.innerText).join('')")
+        feedback = p.evaluate("[...document.querySelectorAll('.seqlab-quiz .sq-feedback')]"
+                              ".filter(e => e.checkVisibility()).map(e => e.innerText).join('')")
         assert feedback.strip(), "点选自测题的选项后应当出现反馈"
         assert not visit.outside and not visit.errors, (visit.outside, visit.errors)
     finally:
