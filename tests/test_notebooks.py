@@ -27,7 +27,9 @@ def test_no_stored_outputs(nb):
 
 def test_first_code_cell_calls_setup_and_title_has_a_label(nb):
     path, book = nb
-    first_code = next(c for c in book.cells if c.cell_type == "code")
+    guard, first_code = [c for c in book.cells if c.cell_type == "code"][:2]
+    assert "EnvironmentNotReady" in guard.source, "第一格先检查环境（缺少 seqlab 时用中文说明怎样安装）"
+    assert "remove-cell" in guard.metadata.get("tags", [])
     assert "seqlab.setup()" in first_code.source
     number = int(path.name[:2])
     assert book.cells[0].source.startswith(f"(sec-1-{number})=\n# ")

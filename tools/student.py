@@ -21,8 +21,13 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
 SOLUTION_TAG = "solution"
-# 学生需要的库文件与安装说明（检查点在 lib/seqlab/checkpoints 里，随库一起打包）。
-SUPPORT = ["lib", "pyproject.toml", "requirements.txt", "constraints.txt"]
+# 学生需要的库文件（检查点在 lib/seqlab/checkpoints 里，随库一起打包）。压缩包里的 requirements.txt
+# 不是本书的那份（那份还有 Jupyter Book、Sphinx、pytest、Playwright……），而是 requirements-student.txt
+# 加上安装 seqlab 的一行；间接依赖仍由本书的 constraints.txt 固定。
+SUPPORT = ["lib", "pyproject.toml", "constraints.txt"]
+STUDENT_REQUIREMENTS = ROOT / "requirements-student.txt"
+# JupyterLab 的默认设置（中文界面、不弹新闻），与 make lab 用的是同一份。
+LAB_SETTINGS = ROOT / "tools" / "jupyterlab" / "overrides.json"
 ZIP_ROOT = "seqlab-student"
 # 压缩包里给学生的说明（学生拿到的只有压缩包，看不到本书的 README）。
 STUDENT_README = """\
@@ -36,7 +41,10 @@ lib/ 是笔记本用到的小型库 seqlab（含训练好的检查点）。
     cd seqlab-student
     python3 -m venv .venv
     .venv/bin/python -m pip install -r requirements.txt
-    .venv/bin/jupyter lab
+    .venv/bin/jupyter lab --LabApp.app_settings_dir=jupyterlab
+
+最后一个参数让 JupyterLab 以中文界面打开、不弹出“Jupyter 新闻”的询问（设置在 jupyterlab/overrides.json 里，
+随时可以在“设置 → 语言”里换回英文）。
 
 Windows 上把 .venv/bin/ 换成 .venv\\Scripts\\。
 
@@ -60,6 +68,11 @@ def _support_files(name: str) -> list[Path]:
     src = ROOT / name
     files = [src] if src.is_file() else sorted(p for p in src.rglob("*") if p.is_file())
     return [f for f in files if "__pycache__" not in f.parts and f.suffix != ".pyc" and ".egg-info" not in str(f)]
+
+
+def student_requirements() -> str:
+    """压缩包里的 requirements.txt：学生版的固定依赖，最后以可编辑方式安装随包的 seqlab。"""
+    return STUDENT_REQUIREMENTS.read_text(encoding="utf-8") + "-e .\n"
 
 
 def is_solution(cell) -> bool:
@@ -105,6 +118,8 @@ def build(out: Path) -> Path:
             zf.write(path, f"{ZIP_ROOT}/{path.name}")
         for f, rel in images:
             zf.write(f, f"{ZIP_ROOT}/{rel.as_posix()}")
+        zf.writestr(f"{ZIP_ROOT}/requirements.txt", student_requirements())
+        zf.write(LAB_SETTINGS, f"{ZIP_ROOT}/jupyterlab/overrides.json")
         for name in SUPPORT:
             for f in _support_files(name):
                 zf.write(f, f"{ZIP_ROOT}/{f.relative_to(ROOT)}")
