@@ -73,27 +73,44 @@ def check_perplexity(perplexity_from_probs):
     return "困惑度是“平均每一步在多少个等可能的选项里犹豫”：每步概率都是 1/4 时困惑度恰好是 4。"
 
 
+def _cue_accuracy(model: lm.NGramLM, sentences) -> float:
+    """参考实现：「读过」「读完」里，p(过 | 前文) 与 p(完 | 前文) 严格更大的那个算作猜测（相等算猜错）。"""
+    hits = total = 0
+    for s in sentences:
+        for t in range(len(s) - 1):
+            if s[t] == "读" and s[t + 1] in "过完":
+                p = {ch: model.prob(ch, s[: t + 1]) for ch in "过完"}
+                other = "完" if s[t + 1] == "过" else "过"
+                hits += p[s[t + 1]] > p[other]
+                total += 1
+    return hits / total
+
+
 @checker(
     "1.1.4",
-    "二元模型为什么分不清「读过」和「读完」",
-    objective="说明 n-gram 的上下文窗口决定了它能利用多远的线索",
+    "「读过」还是「读完」：n-gram 能猜对几成",
+    objective="实测 n-gram 的上下文窗口能利用多远的线索：窗口太短看不见，太长又被稀疏拖累",
     difficulty=2,
-    minutes=10,
+    minutes=15,
 )
-def check_bigram_blind(largest_blind_order):
-    """学生给出整数 ``largest_blind_order``：在两段前文下 p(过 | 前文) 完全相同的最大阶数 n。"""
-    a, b = "这本书我很多年前就读", "他一口气把那本小说读"
-    blind = [n for n in (1, 2, 3, 4) if math.isclose(_model(n).prob("过", a), _model(n).prob("过", b))]
-    expected = max(blind)
-    if largest_blind_order is None:
-        fail("还没有完成：答案仍然是 None。提示：n-gram 模型只看前 n-1 个字。")
-    expect(isinstance(largest_blind_order, int), f"答案应是一个整数，你给的是 {largest_blind_order!r}。")
-    expect(
-        largest_blind_order == expected,
-        f"你的答案是 {largest_blind_order}。想一想：两段前文的最后一个字都是「读」，倒数第二个字不同；"
-        "n-gram 模型看得见前 n-1 个字。",
-    )
+def check_cue_accuracy(cue_accuracy, accuracy):
+    """学生函数 ``cue_accuracy(model, sentences) -> float`` 与字典 ``accuracy = {n: 测试集上的准确率}``（n = 1…5）。"""
+    _, test = corpus.train_test_split(corpus.book_corpus())
+    few = [s for s in test if "读过" in s or "读完" in s][:6] + ["他读完了。", "我读过，也读完了。"]
+    for order in (2, 3):
+        got = call(cue_accuracy, _model(order), few)
+        expect_close(got, _cue_accuracy(_model(order), few), f"{order} 元模型在 {len(few)} 个小例子上的准确率")
+    expect(accuracy is not None, "还没有算 accuracy：写好函数后，把 accuracy 改成 n = 1～5 的字典。")
+    expect(isinstance(accuracy, dict), f"accuracy 应是一个字典（键是阶数 n），你给的是 {type(accuracy).__name__}。")
+    expect(set(accuracy) == {1, 2, 3, 4, 5}, f"accuracy 的键应是 1～5，你给的是 {sorted(accuracy)!r}。")
+    want = {n: _cue_accuracy(_model(n), test) for n in range(1, 6)}
+    for n in range(1, 6):
+        if math.isclose(float(accuracy[n]), 1 - want[n], rel_tol=1e-9) and not math.isclose(want[n], 0.5):
+            fail(f"n = {n} 时你的结果是 {accuracy[n]:.3f}，正好是 1 − 正确答案：猜测和答案的比较方向反了。")
+        expect_close(accuracy[n], want[n], f"n = {n} 时测试集上的准确率")
+    best = max(want, key=want.get)
     return (
-        f"对。n ≤ {expected} 时模型只看到最后 {expected - 1} 个字「读」，两段前文对它来说一模一样；"
-        "真正能区分的线索（“很多年前”“一口气”）离得更远。"
+        "准确率：" + "，".join(f"n = {n}：{want[n]:.0%}" for n in want) + "。"
+        f"n ≤ 2 时模型在「读」之后看到的总是同样的东西，只能每次都猜同一个字；n = {best} 最好，"
+        "靠的是紧挨着的那个字；窗口再长，四字、五字的上下文太稀疏，准确率反而下降。"
     )
