@@ -173,3 +173,25 @@ def test_best_seconds_uses_thread_cpu_time_by_default_and_returns_the_fastest_ru
     calls = []
     fastest = attention.best_seconds(lambda: calls.append(1), repeats=3, clock=lambda: next(ticks))
     assert fastest == 2.0 and len(calls) == 4  # 热身一次 + 三次计时
+
+
+def test_swap_test_counts_every_pair_and_agrees_with_one_sentence_at_a_time():
+    torch.manual_seed(0)
+    vocab = winograd.vocabulary()
+    model = attention.PronounResolver(len(vocab), **attention.WINOGRAD_CONFIG).eval()  # 未训练的模型也行：只比较两种算法
+    rows = attention.swap_test(model, vocab, "heldout")
+    swappable = [t for t in winograd.TEMPLATES if t.pool_a != t.pool_b]
+    assert [(r.template, r.word) for r in rows] == [(t.key, w) for t in swappable for w in t.words]
+    for r in rows:
+        t = winograd.TEMPLATE_BY_KEY[r.template]
+        pairs = [(b, a) for a in winograd.noun_split(t.pool_a, "heldout") for b in winograd.noun_split(t.pool_b, "heldout")]
+        assert r.n == len(pairs)
+        second = 0
+        for a, b in pairs:  # 一句一句地算，用切片而不是掩码求两个名词的权重之和
+            e = winograd.make_example(t.key, a, b, r.word)
+            with torch.no_grad():
+                row = model(attention.encode_examples([e], vocab).ids)[1][0, e.pronoun]
+            second += int(row[e.span_b[0] : e.span_b[1]].sum() > row[e.span_a[0] : e.span_a[1]].sum())
+        assert math.isclose(r.second_slot, second / r.n, abs_tol=1e-6)
+        rule_second = t.words.index(r.word) == 1
+        assert math.isclose(r.follows_slot, (second if rule_second else r.n - second) / r.n, abs_tol=1e-6)

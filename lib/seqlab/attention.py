@@ -456,6 +456,46 @@ def resolver_accuracy(
     return float((mass.argmax(-1) == batch.answer).float().mean())
 
 
+@dataclass(frozen=True)
+class SwapResult:
+    """对调检验里的一格：句式 ``template``、关键词 ``word``、名词来自 ``split``。
+
+    ``n`` 句都把两个名词池对调（原来坐第二个槽位的那一类名词放到第一个槽位，反之亦然），其余一字不改；
+    ``second_slot`` 是模型把「它」指给第二个槽位的比例，``follows_slot`` 是它仍按训练时的槽位规则回答的比例。
+    """
+
+    template: str
+    word: str
+    split: str
+    n: int
+    second_slot: float
+    follows_slot: float
+
+
+def swap_test(model: PronounResolver, vocab: Sequence[str], split: str) -> list[SwapResult]:
+    """对两个槽位来自不同名词池的每种句式，枚举 ``split`` 里的全部名词对，把两类名词对调后让模型回答。
+
+    句式、关键词、「它」的位置都和训练时一样，变的只有坐在各个槽位上的是哪一类名词。如果模型只按句式和
+    槽位作答，``follows_slot`` 应当是 1；它离 1 越远，说明答案越多地由名词本身决定。
+    """
+    results = []
+    for t in winograd.TEMPLATES:
+        if t.pool_a == t.pool_b:  # 两个槽位同一类名词，对调没有意义
+            continue
+        pairs = [(b, a) for a in winograd.noun_split(t.pool_a, split) for b in winograd.noun_split(t.pool_b, split)]
+        for word in t.words:
+            batch = encode_examples([winograd.make_example(t.key, a, b, word) for a, b in pairs], vocab)
+            with torch.no_grad(), single_thread():
+                mass = referent_mass(model(batch.ids)[1], batch.pronoun, batch.spans)
+            picks_second = mass[:, 1] > mass[:, 0]
+            rule = torch.full_like(picks_second, t.words.index(word) == 1)  # 训练时这个关键词指向的槽位
+            results.append(SwapResult(
+                t.key, word, split, len(pairs),
+                float(picks_second.float().mean()), float((picks_second == rule).float().mean()),
+            ))
+    return results
+
+
 WINOGRAD_CONFIG = {"d_model": 32, "d_ff": 64, "max_len": 24}
 
 

@@ -8,7 +8,7 @@ from functools import cache
 import torch
 
 from seqlab import attention
-from seqlab.exercises import call, checker, expect, expect_close, fail
+from seqlab.exercises import call, checker, expect, fail
 
 
 def _as_tensor(value, what: str) -> torch.Tensor:
@@ -61,44 +61,88 @@ def check_self_attention(self_attention):
     )
 
 
+PEAK_WIDTH = 16  # 练习 1.5.2 里那一层自注意力的宽度 d
+
+
+@cache
+def _attention_layer() -> attention.SelfAttention:
+    g = torch.Generator().manual_seed(52)
+    layer = attention.SelfAttention(PEAK_WIDTH)
+    with torch.no_grad():
+        for p in layer.parameters():
+            p.copy_(torch.randn(p.shape, generator=g))
+    return layer
+
+
+@cache
+def attention_peak(S: int) -> int:
+    """实测：宽度 16 的一层自注意力对长度 ``S`` 的输入做一次前向，PyTorch 新分配内存的峰值（字节）。"""
+    if not isinstance(S, int) or isinstance(S, bool) or S < 1:
+        fail(f"长度必须是正整数，你传入的是 {S!r}。")
+    if S > 4096:
+        fail(f"长度 {S} 太长了：这道题的答案在几百以内，请从小的长度开始倍增。")
+    X = torch.randn(S, PEAK_WIDTH, generator=torch.Generator().manual_seed(S))
+    with torch.no_grad():
+        return attention.peak_memory_bytes(lambda: _attention_layer()(X))
+
+
+MAX_MEASUREMENTS = 40
+
+
+class _CountingMeasure:
+    """把测量函数包起来，数一数学生调用了几次、问过哪些长度。"""
+
+    def __init__(self, measure):
+        self.measure, self.asked = measure, []
+
+    def __call__(self, S):
+        self.asked.append(S)
+        if len(self.asked) > MAX_MEASUREMENTS:
+            fail(
+                f"你已经测了 {MAX_MEASUREMENTS} 次还没停下。一个一个长度地试太慢了："
+                "先把 S 不断翻倍，直到超出预算，再在最后一段里二分。"
+            )
+        return self.measure(S)
+
+
+def _synthetic_peak(S: int) -> int:
+    """一条和公式对不上、但随 S 单调增长的“内存曲线”：用来确认答案来自测量，而不是公式。"""
+    return 1000 + 3 * S * S + 50 * S
+
+
 @checker(
     "1.5.2",
-    "配对数与分数矩阵的内存",
-    objective="算出 S² 或 S(S+1)/2 个配对，以及 batch × heads × layers × 字节数下分数矩阵的内存",
-    difficulty=1,
-    minutes=10,
+    "多长的序列会超出内存预算",
+    objective="用实测的内存分配找出第一个超出预算的长度：先倍增、再二分，并与公式的估计对照",
+    difficulty=2,
+    minutes=15,
 )
-def check_score_cost(score_cost):
-    """学生函数 ``score_cost(S, causal, batch, heads, layers, bytes_per_value) -> (配对数, 字节数)``。"""
-    cases = [
-        (4, False, 1, 1, 1, "float32"),
-        (4, True, 1, 1, 1, "float32"),
-        (1024, True, 8, 12, 12, "float16"),
-        (4096, False, 2, 16, 24, "bfloat16"),
-        (7, True, 3, 2, 5, "float64"),
-    ]
-    for S, causal, batch, heads, layers, dtype in cases:
-        nbytes = attention.DTYPE_BYTES[dtype]
-        got = call(score_cost, S, causal, batch, heads, layers, nbytes)
+def check_first_length_over(first_length_over):
+    """学生函数 ``first_length_over(measure, budget_bytes) -> int``：使 ``measure(S) > budget_bytes`` 的最小 ``S``。"""
+    for measure, budget, what in [
+        (_synthetic_peak, 50_000, "人造的内存曲线（1000 + 3S² + 50S）"),
+        (attention_peak, 256 * 1024, "实测的自注意力峰值内存"),
+    ]:
+        counted = _CountingMeasure(measure)
+        got = call(first_length_over, counted, budget)
+        if not isinstance(got, int) or isinstance(got, bool):
+            fail(f"应返回一个整数长度，你返回的是 {type(got).__name__}：{got!r}。")
+        expect(got >= 1, f"长度至少是 1，你返回的是 {got}。")
+        expect(counted.asked, f"在{what}上你一次也没有调用 measure：答案要来自测量。")
+        over, under = measure(got), measure(got - 1) if got > 1 else 0
         expect(
-            isinstance(got, tuple) and len(got) == 2, f"应返回 (配对数, 字节数) 两个数，你返回了 {got!r}。"
+            over > budget,
+            f"在{what}上，S = {got} 时测得 {over:,} 字节，并没有超出预算 {budget:,}：答案还要再长一些。",
         )
-        pairs, memory = got
-        want_pairs = attention.pair_count(S, causal)
-        if causal and pairs == S * S // 2:
-            fail(
-                f"S = {S} 的因果掩码下你给了 S²/2 = {pairs}：别漏了对角线，位置 i 也读它自己，共 S(S+1)/2 个。"
-            )
-        if causal and pairs == S * S:
-            fail(f"S = {S} 加了因果掩码后，位置 i 只读 j ≤ i：配对数是 S(S+1)/2 = {want_pairs}，不是 S²。")
-        expect_close(pairs, want_pairs, f"S = {S}、causal = {causal} 的配对数")
-        want_bytes = attention.score_bytes(S, batch=batch, heads=heads, layers=layers, dtype=dtype)
-        if causal and math.isclose(float(memory), want_bytes * (S + 1) / (2 * S)):
-            fail(
-                "你按有效配对数算了内存；题目问的是朴素实现：它把整个 S × S 矩阵都存下来（被屏蔽的格子也占地方）。"
-            )
-        expect_close(memory, want_bytes, f"S = {S}、{batch} × {heads} 头 × {layers} 层 × {nbytes} 字节的内存")
-    return "例如 S = 4096、2 × 16 头 × 24 层、bfloat16 时分数矩阵要 24 GiB——长度翻倍，这个数就变成 4 倍。"
+        expect(
+            under <= budget,
+            f"在{what}上，S = {got - 1} 时测得 {under:,} 字节，已经超出预算 {budget:,}：你要找的是**第一个**超出的长度。",
+        )
+    formula = 2 * got * got * 4
+    return (
+        f"预算 256 KiB 时，第一个放不下的长度是 S = {got}，用了 {len(counted.asked)} 次测量。"
+        f"这时实测峰值 {over:,} 字节，比只算分数与权重两个 S×S 矩阵的 {formula:,} 字节多出一截：Q、K、V 与输出也要占地方。"
+    )
 
 
 @checker(
@@ -131,29 +175,60 @@ def check_mask_future(mask_future):
     return "-inf 经过 softmax 变成恰好为 0 的权重：第 i 行只在前 i 个位置上分配注意力，每行仍然和为 1。"
 
 
-@cache
-def _measured_steps(S: int) -> tuple[int, int]:
-    return attention.first_reach(attention.rnn_reach(S)), attention.first_reach(attention.attention_reach(S))
+def _sequential_scan(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """参照答案：h_t = a_t ⊙ h_{t-1} + b_t，h_0 = 0，一步接一步。"""
+    h, out = torch.zeros_like(b[0]), []
+    for a_t, b_t in zip(a, b):
+        h = a_t * h + b_t
+        out.append(h)
+    return torch.stack(out)
+
+
+class _CountTorchCalls(torch.overrides.TorchFunctionMode):
+    """数一数 ``with`` 块里调用了多少次张量运算（取下标、乘法、拼接……都算一次）。"""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.calls += 1
+        return func(*args, **(kwargs or {}))
 
 
 @checker(
     "1.5.4",
-    "数一数串行步数",
-    objective="说出第 1 个位置的信息到达第 S 个位置要经过几次跨位置传递：RNN 与自注意力各几次",
-    difficulty=2,
-    minutes=10,
+    "线性递推的并行扫描",
+    objective="用倍增扫描在 ⌈log₂ S⌉ 轮内算出 h_t = a_t ⊙ h_{t-1} + b_t，并与逐步循环比对",
+    difficulty=3,
+    minutes=25,
 )
-def check_path_steps(path_steps):
-    """学生函数 ``path_steps(S, kind) -> int``，``kind`` 为 ``"rnn"`` 或 ``"attention"``。"""
-    for S in (1, 2, 3, 6, 9):
-        rnn_steps, attention_steps = _measured_steps(S)
-        got = call(path_steps, S, "rnn")
-        if S > 1 and got == S:
-            fail(f"S = {S} 时 RNN 你给了 {got}：位置 1 读入 x₁ 不算跨位置传递，从 h₁ 到 h_S 共 S-1 次。")
-        expect_close(got, rnn_steps, f"S = {S} 时 RNN 的传递次数（用雅可比矩阵实测为 {rnn_steps}）")
-        got = call(path_steps, S, "attention")
-        expect_close(got, attention_steps, f"S = {S} 时一层自注意力的传递次数（实测为 {attention_steps}）")
-    for S in (100, 4096):
-        expect_close(call(path_steps, S, "rnn"), S - 1, f"S = {S} 时 RNN 的传递次数")
-        expect_close(call(path_steps, S, "attention"), 1, f"S = {S} 时自注意力的传递次数")
-    return "RNN 要 S-1 次、而且一次都省不掉；自注意力 1 次，代价是每一层都要算 S² 个配对。"
+def check_linear_scan(linear_scan):
+    """学生函数 ``linear_scan(a, b) -> (h, rounds)``：``a, b, h`` 形状 ``(S, d)``，``rounds`` 是扫描的轮数。"""
+    g = torch.Generator().manual_seed(54)
+    for S, d in [(1, 3), (2, 2), (5, 4), (8, 1), (13, 3), (256, 2)]:
+        a = torch.rand(S, d, generator=g, dtype=torch.float64) * 1.2
+        b = torch.randn(S, d, generator=g, dtype=torch.float64)
+        a_in, b_in = a.clone(), b.clone()
+        with _CountTorchCalls() as counter:
+            got = call(linear_scan, a_in, b_in)
+        expect(torch.equal(a_in, a) and torch.equal(b_in, b), "你的函数改动了传进来的 a 或 b：请在副本上计算。")
+        expect(isinstance(got, tuple) and len(got) == 2, f"应返回 (h, rounds) 两样东西，你返回了 {type(got).__name__}。")
+        h, rounds = got
+        h = _as_tensor(h, "h ")
+        want = _sequential_scan(a, b)
+        expect(h.shape == want.shape, f"S = {S}、d = {d} 时 h 的形状应是 {tuple(want.shape)}，你的是 {tuple(h.shape)}。")
+        expect(
+            torch.allclose(h.double(), want, atol=1e-9, rtol=1e-9),
+            f"S = {S} 时 h 与逐步循环的结果不一致（最大差 {(h.double() - want).abs().max():.3g}）。"
+            "每一轮里，位置 t 要把“自己这一段”与“前面相隔 k 的那一段”合并：新的 b_t = a_t ⊙ b_{t-k} + b_t，新的 a_t = a_t ⊙ a_{t-k}。",
+        )
+        depth = math.ceil(math.log2(S)) if S > 1 else 0
+        expect(rounds == depth, f"S = {S} 时倍增扫描需要 ⌈log₂ S⌉ = {depth} 轮，你报告了 {rounds!r} 轮。")
+        budget = 24 * depth + 24
+        if counter.calls > budget:
+            fail(
+                f"S = {S} 时你的函数调用了 {counter.calls} 次张量运算，远多于 {depth} 轮扫描需要的数目："
+                "看起来还是在一个位置一个位置地循环。每一轮应当用切片一次处理所有位置。"
+            )
+    return "扫描与循环逐位一致；S = 256 时只要 8 轮，而逐步循环要 256 步——每一轮里的乘加全部可以同时做。"
