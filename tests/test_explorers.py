@@ -1,5 +1,6 @@
 """对注册表里的每一个探索器做同样的检查：静态面、实时面、坏输入。"""
 
+import json
 import math
 import re
 
@@ -31,9 +32,19 @@ def explorer(request):
 def _data(view):
     # 序列化后再比较：轨迹里可以是 numpy 数组（一维数值数组以二进制传给前端，实时更新更快），
     # 而 numpy 数组不能直接用 == 比较真假。
+    # 30 与 30.0 画出来是同一张图：数值一律按浮点数比较。
     from plotly.io.json import to_json_plotly
 
-    return [to_json_plotly(t.to_plotly_json()) for t in view.figure.data]
+    def as_float(x):
+        if isinstance(x, bool) or not isinstance(x, (int, float, list, dict)):
+            return x
+        if isinstance(x, list):
+            return [as_float(v) for v in x]
+        if isinstance(x, dict):
+            return {k: as_float(v) for k, v in x.items()}
+        return float(x)
+
+    return [as_float(json.loads(to_json_plotly(t.to_plotly_json()))) for t in view.figure.data]
 
 
 def test_static_face_has_controls_whose_steps_differ(explorer):
@@ -95,3 +106,102 @@ def test_live_face_is_a_widget_with_its_controls(explorer):
     view = explorer.live()
     assert isinstance(view.widget, widgets.VBox)
     assert set(view.controls) <= set(explorer.compute.__code__.co_varnames)
+
+
+# ---------------------------------------------------------------- set()：任何值都不抛异常，而且要么全生效、要么全不生效
+class _Weird:
+    def __eq__(self, other):
+        raise RuntimeError("比较时出错的怪值")
+
+    __hash__ = object.__hash__
+
+
+def _options(control):
+    return [o[1] if isinstance(o, tuple) else o for o in control.options]
+
+
+def _wrong_values(control):
+    """放不进这个控件、或计算必须拒绝的值：类型不对、不在选项里、超出范围、NaN……"""
+    common = [None, [1, 2], {"a": 1}, _Weird(), b"bytes"]
+    if isinstance(control, (widgets.Text, widgets.Textarea, widgets.Combobox)):
+        return common + [5, 2.5, True, "", "   \n"]
+    if hasattr(control, "options"):
+        allowed = _options(control)
+        candidates = common + ["不存在的选项", 12345, 1.5, True, False, 0, 1]
+        return [v for v in candidates if not any(type(v) is type(a) and v == a for a in allowed)]
+    numbers = common + ["3", math.nan, math.inf, -math.inf, True]
+    if isinstance(control, (widgets.IntSlider, widgets.IntText, widgets.BoundedIntText)):
+        numbers.append(2.5)
+    if hasattr(control, "min") and hasattr(control, "max"):
+        numbers += [control.min - 1, control.max + 1]
+    return numbers
+
+
+def _assert_rejected_cleanly(view, call, good_values, good_data):
+    assert view.set(**call) is False, f"set({call!r}) 应当被拒绝"
+    assert CJK.search(view.status), f"set({call!r}) 的提示应当是中文：{view.status!r}"
+    assert view.values() == good_values, f"set({call!r}) 被拒绝后控件应退回上一次的正常状态"
+    assert _data(view) == good_data, f"set({call!r}) 被拒绝后图应保持上一次的状态"
+    assert view.unexpected is None, f"set({call!r}) 引发了意外异常：{view.unexpected!r}"
+
+
+def test_set_rejects_every_wrong_value_with_a_chinese_message_and_changes_nothing(explorer):
+    view = explorer.live()
+    assert view.set(**explorer.examples[0]), view.status
+    good_values, good_data = view.values(), _data(view)
+    tried = 0
+    for name, control in view.controls.items():
+        for bad in _wrong_values(control):
+            _assert_rejected_cleanly(view, {name: bad}, good_values, good_data)
+            tried += 1
+    _assert_rejected_cleanly(view, {"no_such_control": 1}, good_values, good_data)
+    assert tried >= 5 * len(view.controls)
+
+
+def test_multi_value_set_is_atomic(explorer):
+    """前面的值合法、后面的值不合法：前面的控件也不能变。"""
+    view = explorer.live()
+    assert view.set(**explorer.examples[0]), view.status
+    good_values, good_data = view.values(), _data(view)
+    other = explorer.examples[1]
+    changed = [name for name in view.controls if other.get(name, good_values[name]) != good_values[name]]
+    assert changed, "两个示例至少要有一个控件不同"
+    for name in view.controls:
+        call = {k: v for k, v in other.items() if k != name}
+        bad = _wrong_values(view.controls[name])[0]
+        _assert_rejected_cleanly(view, {**call, name: bad}, good_values, good_data)
+
+
+def test_failure_halfway_through_drawing_is_caught_and_the_figure_restored(explorer, monkeypatch):
+    view = explorer.live()
+    assert view.set(**explorer.examples[0]), view.status
+    good_values, good_data = view.values(), _data(view)
+
+    real_update = explorer.update
+
+    def half_drawn(fig, state):  # 新状态画到一半就出错；旧状态照常能画
+        real_update(fig, state)
+        if state is not view._good_state:
+            raise RuntimeError("画图时出错")
+
+    monkeypatch.setattr(explorer, "update", half_drawn)
+    assert view.set(**explorer.examples[1]) is False
+    assert isinstance(view.unexpected, RuntimeError) and CJK.search(view.status)
+    assert view.values() == good_values and _data(view) == good_data
+
+
+def test_registries_survive_reload():
+    import importlib
+
+    from seqlab import exercises
+    from seqlab.exercises import sec01
+    from seqlab.explorers import tokenizer
+
+    before_explorers, before_exercises = set(explorers.REGISTRY), set(exercises.EXERCISES)
+    importlib.reload(tokenizer)
+    importlib.reload(sec01)
+    assert set(explorers.REGISTRY) == before_explorers and set(exercises.EXERCISES) == before_exercises
+    assert explorers.REGISTRY["tokenizer"] is tokenizer.TokenizerExplorer
+    assert explorers.get("tokenizer").live().ok
+    with pytest.raises(ValueError, match="名字重复"):
+        explorers.register(type("Impostor", (explorers.Explorer,), {"name": "tokenizer", "__module__": "elsewhere"}))

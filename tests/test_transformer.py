@@ -218,3 +218,17 @@ def test_count_flops_agrees_with_pytorchs_flop_counter():
             step()
         ours = tf.count_flops(prefill_then_step())
     assert ours == theirs.get_total_flops()
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_block_from_torch_keeps_the_layers_dtype(norm_first):
+    torch.manual_seed(7)
+    layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True, norm_first=norm_first)
+    layer = layer.double().eval()
+    block = tf.block_from_torch(layer)
+    X = torch.randn(2, 5, 16, dtype=torch.float64)
+    with torch.no_grad():
+        ours = block(X)
+        ours = ours[0] if isinstance(ours, tuple) else ours
+        assert ours.dtype == torch.float64
+        assert torch.allclose(ours, layer(X), atol=1e-12)

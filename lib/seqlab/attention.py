@@ -534,7 +534,7 @@ def build_pronoun_resolver(config: dict) -> PronounResolver:
     return PronounResolver(len(config["vocab"]), **{k: v for k, v in config.items() if k != "vocab"})
 
 
-@recipe(WINOGRAD_CHECKPOINT, tolerances={"heldout_accuracy": 0.02, "final_loss": 0.01})
+@recipe(WINOGRAD_CHECKPOINT, tolerances={"heldout_accuracy": 0.05, "final_loss": 0.01})
 def winograd_attention() -> Path:
     """重新训练「它」模型并保存检查点：``python -m seqlab.train winograd_attention``。"""
     model, meta = train_pronoun_resolver(progress=False)

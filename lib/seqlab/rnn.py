@@ -84,7 +84,8 @@ class ElmanRNN(nn.Module):
     @classmethod
     def from_matrices(cls, W_x: torch.Tensor, W_h: torch.Tensor, b: torch.Tensor, phi: str = "tanh"):
         """用给定的矩阵构造（复制一份，不共享存储）。"""
-        model = cls(W_x.shape[1], W_h.shape[0], phi=phi, dtype=W_h.dtype)
+        with torch.random.fork_rng(devices=[]):  # 随机初始化马上被覆盖：不该改动全局随机数
+            model = cls(W_x.shape[1], W_h.shape[0], phi=phi, dtype=W_h.dtype)
         with torch.no_grad():
             model.W_x.copy_(W_x)
             model.W_h.copy_(W_h)

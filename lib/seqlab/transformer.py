@@ -194,7 +194,8 @@ def block_from_torch(layer: nn.TransformerEncoderLayer) -> TransformerBlock:
     d, h, d_ff = attn.embed_dim, attn.num_heads, layer.linear1.out_features
     if layer.activation_relu_or_gelu != 1:
         raise InputError("只支持 activation='relu' 的 TransformerEncoderLayer。")
-    block = TransformerBlock(d, h, d_ff, norm_first=layer.norm_first)
+    with torch.random.fork_rng(devices=[]):  # 参数马上被覆盖：新建时的随机初始化不该动全局随机数
+        block = TransformerBlock(d, h, d_ff, norm_first=layer.norm_first).to(attn.in_proj_weight.dtype)
     W_q, W_k, W_v = attn.in_proj_weight.detach().chunk(3)
     b_q, b_k, b_v = attn.in_proj_bias.detach().chunk(3)
     pairs = [

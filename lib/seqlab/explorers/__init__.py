@@ -15,8 +15,11 @@ REGISTRY: dict[str, type[Explorer]] = {}
 
 
 def register(cls: type[Explorer]) -> type[Explorer]:
-    if cls.name in REGISTRY and REGISTRY[cls.name] is not cls:
-        raise ValueError(f"探索器名字重复：{cls.name}")
+    """登记探索器类。同一个类重新登记（``importlib.reload`` 或 ``%autoreload`` 之后）以新者为准；
+    两个不同的类用同一个名字才是错误。"""
+    old = REGISTRY.get(cls.name)
+    if old is not None and (old.__module__, old.__qualname__) != (cls.__module__, cls.__qualname__):
+        raise ValueError(f"探索器名字重复：{cls.name}（{old.__module__} 与 {cls.__module__}）")
     REGISTRY[cls.name] = cls
     return cls
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import math
+import numbers
 from typing import Any, ClassVar
 
 import ipywidgets as widgets
@@ -91,9 +92,10 @@ class LiveView:
         self.ok = False
         self.unexpected: BaseException | None = None
         self._hold = False
-        state = explorer.compute(**self.values())
-        self.figure = go.FigureWidget(explorer.figure(state))
-        self._show(explorer.caption(state), ok=True)
+        self._good_values = self.values()
+        self._good_state = explorer.compute(**self._good_values)
+        self.figure = go.FigureWidget(explorer.figure(self._good_state))
+        self._show(explorer.caption(self._good_state), ok=True)
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
         self.widget = widgets.VBox(
@@ -105,16 +107,24 @@ class LiveView:
         return {name: control.value for name, control in self.controls.items()}
 
     def set(self, **values) -> bool:
-        unknown = set(values) - set(self.controls)
-        if unknown:
-            raise KeyError(f"没有这些控件：{sorted(unknown)}")
-        self._hold = True
+        """以编程方式设置若干控件并更新一次；成功返回 ``True``。
+
+        要么全部生效，要么全都不生效：任何一个值不合法（类型不对、不在选项里、超出范围、NaN……），
+        或者计算拒绝了这组输入，控件就全部退回上一次的正常状态，图不变，消息说明原因，返回 ``False``。
+        """
         try:
-            for name, value in values.items():
-                self.controls[name].value = value
-        finally:
-            self._hold = False
-        return self.refresh()
+            unknown = sorted(set(values) - set(self.controls))
+            if unknown:
+                raise InputError(f"没有这些控件：{unknown}；可用的控件：{list(self.controls)}。")
+            checked = {name: checked_value(name, self.controls[name], value) for name, value in values.items()}
+        except InputError as err:
+            self._show(str(err), ok=False)
+            return False
+        self._assign(checked)
+        if self.refresh():
+            return True
+        self._assign(self._good_values)  # 控件与图一致：都停在上一次的正常状态
+        return False
 
     def refresh(self) -> bool:
         """用当前控件值重新计算；成功返回 ``True``，坏输入返回 ``False``（图不变）。"""
@@ -122,17 +132,36 @@ class LiveView:
             params = self.values()
             _reject_non_finite(params)
             state = self.explorer.compute(**params)
+            caption = self.explorer.caption(state)
+            with self.figure.batch_update():
+                self.explorer.update(self.figure, state)
         except InputError as err:
             self._show(str(err), ok=False)
             return False
         except Exception as err:  # noqa: BLE001 —— 控件里绝不抛异常
             self.unexpected = err
+            self._restore_figure()
             self._show(f"计算时出现意外错误（{type(err).__name__}）。请换一个输入再试。", ok=False)
             return False
-        with self.figure.batch_update():
-            self.explorer.update(self.figure, state)
-        self._show(self.explorer.caption(state), ok=True)
+        self._good_values, self._good_state = params, state
+        self._show(caption, ok=True)
         return True
+
+    def _assign(self, values: dict[str, Any]) -> None:
+        self._hold = True
+        try:
+            for name, value in values.items():
+                self.controls[name].value = value
+        finally:
+            self._hold = False
+
+    def _restore_figure(self) -> None:
+        """更新到一半出错时，把图画回上一次的正常状态。"""
+        try:
+            with self.figure.batch_update():
+                self.explorer.update(self.figure, self._good_state)
+        except Exception:  # noqa: BLE001 —— 连旧状态都画不出来时，保留现有的图
+            pass
 
     def _on_change(self, _change) -> None:
         if not self._hold:
@@ -148,6 +177,45 @@ class LiveView:
         from IPython.display import display
 
         display(self.widget)
+
+
+def checked_value(name: str, control: widgets.ValueWidget, value: Any) -> Any:
+    """检查 ``value`` 能否放进控件 ``control``：类型、选项、范围都要对；不对就抛出中文的 ``InputError``。
+
+    ipywidgets 自己遇到坏值会抛 ``TraitError``，遇到超出范围的数会悄悄截断——两者都不该发生在读者面前。
+    """
+    label = f"「{control.description or name}」"
+    try:
+        if isinstance(control, (widgets.Text, widgets.Textarea, widgets.Combobox)):
+            if not isinstance(value, str):
+                raise InputError(f"{label}需要一段文字，收到的是 {type(value).__name__}。")
+            return value
+        if hasattr(control, "options"):
+            allowed = [o[1] if isinstance(o, tuple) else o for o in control.options]
+            if not any(type(value) is type(a) and value == a for a in allowed):
+                shown = "、".join(str(o[0] if isinstance(o, tuple) else o) for o in control.options)
+                raise InputError(f"{label}只能从这些选项中选一个：{shown}；收到的是 {value!r:.40}。")
+            return value
+        if isinstance(control, (widgets.Checkbox, widgets.ToggleButton)):
+            if not isinstance(value, bool):
+                raise InputError(f"{label}只能是 True 或 False，收到的是 {value!r:.40}。")
+            return value
+        integer = isinstance(control, (widgets.IntSlider, widgets.IntText, widgets.BoundedIntText))
+        if integer and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
+            raise InputError(f"{label}需要一个整数，收到的是 {value!r:.40}。")
+        if not integer and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
+            raise InputError(f"{label}需要一个数，收到的是 {value!r:.40}。")
+        value = int(value) if integer else float(value)
+        if not math.isfinite(value):
+            raise InputError(f"{label}必须是有限的实数（不能是 NaN 或无穷大）。")
+        low, high = getattr(control, "min", None), getattr(control, "max", None)
+        if low is not None and high is not None and not low <= value <= high:
+            raise InputError(f"{label}应在 {low} 到 {high} 之间，收到的是 {value}。")
+        return value
+    except InputError:
+        raise
+    except Exception as err:  # noqa: BLE001 —— 连比较都会出错的怪值（例如自定义对象）
+        raise InputError(f"{label}收不下这个值（{type(value).__name__}）。") from err
 
 
 def _reject_non_finite(params: dict[str, Any]) -> None:

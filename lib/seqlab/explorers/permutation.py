@@ -50,12 +50,13 @@ def token_vectors(tokens: list[str]) -> torch.Tensor:
 @cache
 def parts() -> dict[str, torch.nn.Module]:
     """图里用到的三个随机初始化的部件（固定种子，只建一次）。"""
-    torch.manual_seed(6)
-    return {
-        "attn": MultiHeadSelfAttention(D_MODEL, 2).eval(),
-        "ffn": PositionwiseFFN(D_MODEL, 4 * D_MODEL).eval(),
-        "block": TransformerBlock(D_MODEL, 2, 4 * D_MODEL).eval(),
-    }
+    with torch.random.fork_rng(devices=[]):  # 用自己的种子，不改动全局随机数
+        torch.manual_seed(6)
+        return {
+            "attn": MultiHeadSelfAttention(D_MODEL, 2).eval(),
+            "ffn": PositionwiseFFN(D_MODEL, 4 * D_MODEL).eval(),
+            "block": TransformerBlock(D_MODEL, 2, 4 * D_MODEL).eval(),
+        }
 
 
 @torch.no_grad()
