@@ -52,28 +52,67 @@ def check_tanh_jacobian(tanh_jacobian):
     return "与 torch.func.jacrev 一致：J_j = diag(1 − h_j²) W_h。注意它只用到 h_j，不需要再存 a_j。"
 
 
+def _train_copy_task(clip, steps: int = 300, lr: float = 0.3) -> list[float]:
+    """参考训练：exploding_copy_task 上的普通梯度下降，每步调用 ``clip(params)``；出现 NaN/inf 即停。"""
+    from seqlab import rnn  # 只借用任务本身（模型与数据），训练循环在这里独立写出
+
+    model, readout, X, y = rnn.exploding_copy_task()
+    params = [*model.parameters(), *readout.parameters()]
+    losses = []
+    for _ in range(steps):
+        loss = ((readout(model(X)[:, -1]).squeeze(-1) - y) ** 2).mean()
+        for p in params:
+            p.grad = None
+        loss.backward()
+        clip(params)
+        with torch.no_grad():
+            for p in params:
+                p -= lr * p.grad
+        losses.append(loss.item())
+        if not math.isfinite(losses[-1]):
+            break
+    return losses
+
+
 @checker(
     "1.3.2",
-    "让线性正交 RNN 不消失也不爆炸",
-    objective="用 ‖(gQ)^r‖₂ = g^r 求出让梯度在 r 步后保持指定大小的缩放 g",
-    difficulty=1,
-    minutes=5,
+    "梯度裁剪：救回一次爆炸的训练",
+    objective="实现按总范数的梯度裁剪，并亲眼看到它让一次会得到 NaN 的训练正常收敛",
+    difficulty=2,
+    minutes=15,
 )
-def check_scale_for_target(g_for):
-    """学生函数 ``g_for(target, r) -> float``：使 ``‖∂h_t/∂h_{t-r}‖₂ = target`` 的 ``g``（``W_h = gQ``，φ 线性）。"""
-    Q, _ = torch.linalg.qr(torch.randn(8, 8, generator=torch.Generator().manual_seed(0), dtype=torch.float64))
-    for target, r in ((1.0, 50), (0.5, 50), (1e-3, 20), (100.0, 30)):
-        got = call(g_for, target, r)
-        try:
-            g = float(got)
-        except (TypeError, ValueError):
-            fail(f"g_for({target}, {r}) 应返回一个数，你返回的是 {got!r}。")
-        if math.isclose(g, target / r, rel_tol=1e-9) and not math.isclose(target / r, target ** (1 / r)):
-            fail("范数不是按 g·r 线性变化，而是按 g^r 指数变化：需要解 g^r = target。")
-        norm = float(torch.linalg.matrix_norm(torch.linalg.matrix_power(g * Q, r), ord=2)) if g > 0 else 0.0
-        expect_close(norm, target, f"用你的 g = {g:.6g} 时，r = {r} 步后的梯度范数", tol=1e-6)
-    return ("g = target^(1/r)。要让梯度既不消失也不爆炸，g 必须恰好是 1——"
-            "差一点都会被 r 次方放大：g = 0.99 时 100 步后只剩 37%，g = 1.01 时变成 2.7 倍。")
+def check_clip_gradients(clip_gradients):
+    """学生函数 ``clip_gradients(params, max_norm) -> float``：原地把总范数裁剪到 ``max_norm``，返回裁剪前的总范数。"""
+    g = torch.Generator().manual_seed(0)
+    for scale, max_norm in ((10.0, 1.0), (0.01, 1.0), (3.0, 0.5)):
+        shapes = [(4, 3), (3,), (2, 2)]
+        grads = [scale * torch.randn(s, generator=g, dtype=torch.float64) for s in shapes]
+        ours = [torch.zeros(s, dtype=torch.float64, requires_grad=True) for s in shapes]
+        ref = [torch.zeros(s, dtype=torch.float64, requires_grad=True) for s in shapes]
+        for p, q, gr in zip(ours, ref, grads):
+            p.grad, q.grad = gr.clone(), gr.clone()
+        want_norm = float(nn.utils.clip_grad_norm_(ref, max_norm))
+        got_norm = call(clip_gradients, ours, max_norm)
+        total = float(torch.cat([gr.flatten() for gr in grads]).norm())
+        if total > max_norm and got_norm is not None and math.isclose(float(got_norm), max_norm, rel_tol=1e-6):
+            fail("你返回的是裁剪之后的范数（它总等于 max_norm）；题目要的是裁剪之前的总范数。")
+        expect_close(got_norm, want_norm, f"总范数约为 {total:.3g} 时返回的范数")
+        per_tensor = [gr * min(1.0, max_norm / float(gr.norm())) for gr in grads]
+        if total > max_norm and all(torch.allclose(p.grad, t) for p, t in zip(ours, per_tensor)) and not all(
+            torch.allclose(p.grad, q.grad, rtol=1e-5) for p, q in zip(ours, ref)
+        ):
+            fail("你对每个参数分别做了裁剪。要把所有梯度拼成一个向量，按它的总范数统一缩放。")
+        for p, q in zip(ours, ref):
+            expect(torch.allclose(p.grad, q.grad, rtol=1e-5, atol=1e-12),
+                   f"总范数约为 {total:.3g}、max_norm = {max_norm} 时，裁剪后的梯度与 clip_grad_norm_ 不一致"
+                   "（别忘了要原地修改 p.grad）。")
+    plain = _train_copy_task(lambda params: None)
+    losses = _train_copy_task(lambda params: clip_gradients(params, 1.0))
+    expect(all(math.isfinite(v) for v in losses),
+           f"用你的裁剪训练，第 {len(losses)} 步损失变成了 {losses[-1]}：裁剪没有起作用。")
+    expect(losses[-1] < 0.01 * losses[0], f"训练没有收敛：损失从 {losses[0]:.3f} 只降到 {losses[-1]:.3f}。")
+    return (f"不裁剪时第 {len(plain)} 步就得到 NaN；用你的裁剪，300 步后损失从 {losses[0]:.3f} 降到 {losses[-1]:.1e}。"
+            "裁剪只限制步长、不改方向：它治爆炸这个症状，不解决梯度消失。")
 
 
 def _reference_norms(W_h: torch.Tensor, U: torch.Tensor) -> list[float]:
