@@ -21,6 +21,10 @@ help:
 	@echo "make serve  在 http://127.0.0.1:$(PORT) 上提供已构建的网站"
 	@echo "make bench  计时：每个笔记本、每个实时探索器的更新、每个页面的大小"
 	@echo "make student 生成学生版笔记本（不含答案）到 _build/student"
+	@echo "make assignments  生成 otter-grader 的作业到 _build/assignments"
+	@echo "make grade SUBMISSIONS=文件夹  批量评分，写出成绩单与每个学生的反馈"
+	@echo "make links HUB=https://… REPO=https://…  打印每一节的 nbgitpuller 链接"
+	@echo "make test-hub 在本机启动 JupyterHub，模拟一个班同时上课并测量资源"
 	@echo "make pdf    把网站打印成一份 PDF 讲义：_build/pdf/seqlab-ch01.pdf"
 	@echo "make clean  删除构建产物（保留 .venv）"
 
@@ -50,6 +54,7 @@ book: $(STAMP) $(NODE)
 test: $(STAMP)
 	$(MAKE) test-lib
 	$(MAKE) test-notebooks
+	$(MAKE) test-grading
 	$(MAKE) book
 	$(MAKE) test-site
 	$(MAKE) test-lab
@@ -91,6 +96,26 @@ student: $(STAMP)
 pdf: $(STAMP)
 	@test -f $(HTML)/index.html || $(MAKE) book
 	$(BIN)/python tools/pdf.py
+
+# 课堂：otter-grader 的作业与批量评分，JupyterHub 上的模拟班级，nbgitpuller 链接（见教师指南）。
+.PHONY: assignments grade test-grading test-hub links
+assignments: $(STAMP)
+	$(BIN)/python tools/classroom/assignments.py
+
+grade: $(STAMP)
+	@test -n "$(SUBMISSIONS)" || { echo "用法：make grade SUBMISSIONS=放提交的文件夹 [SECTION=1.1]"; exit 2; }
+	@test -d _build/assignments || $(MAKE) assignments
+	$(BIN)/python tools/classroom/grade.py "$(SUBMISSIONS)" $(if $(SECTION),--section $(SECTION))
+
+test-grading: $(STAMP)
+	$(BIN)/pytest -rs tests/test_grading.py
+
+test-hub: $(STAMP) $(NODE)
+	$(BIN)/pytest -rs tests/test_hub.py
+	@cat _build/hub/sizing.md
+
+links: $(STAMP)
+	@$(BIN)/python tools/classroom/links.py "$(HUB)" "$(REPO)" $(BRANCH)
 
 clean:
 	rm -rf _build .jupyter_cache

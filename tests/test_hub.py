@@ -1,0 +1,420 @@
+"""一个真的 JupyterHub，一个模拟的班级。
+
+在 127.0.0.1 上用 hub/jupyterhub_config.py 启动 PyPI 的 JupyterHub（代理是 npm 的 configurable-http-proxy，
+DummyAuthenticator 登录，SimpleLocalProcessSpawner 给每人一个服务器）。学生版放进一个本地 git 仓库；
+``STUDENTS`` 个学生同时：在登录页登录 → 等自己的服务器启动 → 用 nbgitpuller 把书拉到主目录 → 在自己服务器
+的内核里把一整节笔记本从头执行到尾（学生 k 做第 k mod 6 + 1 节）。
+
+对每个学生测量：从登录到第一个单元格执行完的时间、执行整个笔记本的时间、内核用掉的 CPU 秒数、内核与服务器
+的峰值内存（/proc 里的 VmHWM，不靠采样）。断言只针对计数：每个学生都跑完了、每个单元格都执行成功。
+测得的表写到 ``_build/hub/sizing.md``（教师指南里的表就来自它，见 hub/sizing.md）。
+
+另外，``tools/classroom/links.py`` 生成的 nbgitpuller 链接，在同一个 hub 上真的把书拉给一个新用户。
+全部只用回环地址；每一步都有超时；测试结束时 hub、代理、所有服务器和内核都停掉。
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from urllib.parse import urlencode, urlparse
+
+import nbformat
+import pytest
+
+# slow 也让它留在 make test-lib 之外；make test-hub 单独运行它。
+pytestmark = [pytest.mark.hub, pytest.mark.slow]
+
+requests = pytest.importorskip("requests")
+websocket = pytest.importorskip("websocket")
+psutil = pytest.importorskip("psutil")
+
+import student  # noqa: E402
+from classroom import links  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG = ROOT / "hub" / "jupyterhub_config.py"
+PROXY = ROOT / "node_modules" / ".bin" / "configurable-http-proxy"
+STUDENTS = int(os.environ.get("SEQLAB_HUB_STUDENTS", "8"))
+DEADLINE = 900  # 整个班最多等这么多秒
+CELL_SECONDS = 300
+REPORT = ROOT / "_build" / "hub"
+PASSWORD = "seqlab-test"
+
+
+def _free_port_block(count: int = 3) -> int:
+    """找连续 ``count`` 个空闲端口的起点（hub、hub 的内部 API、代理的 API）。"""
+    for _ in range(50):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            base = s.getsockname()[1]
+        if base + count >= 65535:
+            continue
+        try:
+            for port in range(base, base + count):
+                with socket.socket() as probe:
+                    probe.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+    raise RuntimeError("找不到空闲端口")
+
+
+@pytest.fixture(scope="module")
+def book_repo(tmp_path_factory):
+    """学生版（make student 的 notebooks/）做成的本地 git 仓库。"""
+    base = tmp_path_factory.mktemp("repo")
+    student.build(base / "edition")
+    repo = base / "seqlab-student"
+    (base / "edition" / "notebooks").rename(repo)
+    git = ["git", "-c", "user.name=seqlab", "-c", "user.email=seqlab@localhost", "-C", str(repo)]
+    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "学生版"], check=True)
+    return f"file://{repo}"
+
+
+class Hub:
+    def __init__(self, state: Path):
+        if not PROXY.exists():
+            pytest.skip("没有 node_modules/.bin/configurable-http-proxy：请先运行 npm ci")
+        self.port = _free_port_block()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.token = secrets.token_hex(16)
+        env = dict(
+            os.environ,
+            SEQLAB_HUB_PORT=str(self.port),
+            SEQLAB_HUB_STATE=str(state),
+            SEQLAB_HUB_PASSWORD=PASSWORD,
+            SEQLAB_HUB_TOKEN=self.token,
+        )
+        self.log = open(state.parent / "jupyterhub.log", "wb")
+        hub = Path(sys.executable).parent / "jupyterhub"
+        self.proc = subprocess.Popen(
+            [str(hub), "-f", str(CONFIG)],
+            cwd=state.parent,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.api = requests.Session()
+        self.api.headers["Authorization"] = f"token {self.token}"
+        self._wait_until_up()
+
+    def _wait_until_up(self, seconds: float = 120) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"JupyterHub 退出了，见 {self.log.name}")
+            try:
+                if self.api.get(f"{self.url}/hub/api/", timeout=5).status_code == 200:
+                    return
+            except requests.ConnectionError:
+                pass
+            time.sleep(0.5)
+        raise TimeoutError("JupyterHub 没有在 120 秒内启动")
+
+    def user(self, name: str) -> dict:
+        r = self.api.get(f"{self.url}/hub/api/users/{name}", timeout=30)
+        r.raise_for_status()
+        return r.json()
+
+    def wait_ready(self, name: str, seconds: float = 180) -> dict:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            server = self.user(name).get("servers", {}).get("")
+            if server and server.get("ready"):
+                return server
+            time.sleep(0.3)
+        raise TimeoutError(f"{name} 的服务器没有在 {seconds} 秒内启动")
+
+    def user_token(self, name: str) -> str:
+        r = self.api.post(f"{self.url}/hub/api/users/{name}/tokens", json={"note": "class test"}, timeout=30)
+        r.raise_for_status()
+        return r.json()["token"]
+
+    def stop(self) -> None:
+        server_pids = []
+        try:
+            users = self.api.get(f"{self.url}/hub/api/users", timeout=10).json()
+            for u in users:
+                server = u.get("servers", {}).get("")
+                if server:
+                    server_pids.append(self.user(u["name"])["servers"][""].get("state", {}).get("pid"))
+                    self.api.delete(f"{self.url}/hub/api/users/{u['name']}/server", timeout=60)
+        finally:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+            for pid in filter(None, server_pids):  # 万一有服务器没有跟着停
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            self.log.close()
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory):
+    state = tmp_path_factory.mktemp("hub") / "state"
+    h = Hub(state)
+    yield h
+    h.stop()
+    assert h.proc.poll() is not None
+
+
+def login(h: Hub, name: str) -> requests.Session:
+    """像浏览器一样在登录页提交表单；返回带着 hub cookie 的会话。"""
+    s = requests.Session()
+    s.get(f"{h.url}/hub/login", timeout=30).raise_for_status()
+    r = s.post(
+        f"{h.url}/hub/login?next=",
+        data={"username": name, "password": PASSWORD, "_xsrf": s.cookies.get("_xsrf", "")},
+        timeout=120,
+    )
+    r.raise_for_status()
+    return s
+
+
+def pull(session: requests.Session, url: str) -> list[dict]:
+    """读 nbgitpuller 的事件流（网页上的 JavaScript 读的也是它），直到完成或出错。"""
+    events = []
+    with session.get(url, stream=True, timeout=180) as r:
+        r.raise_for_status()
+        for line in r.iter_lines(decode_unicode=True):
+            if line and line.startswith("data:"):
+                event = json.loads(line[5:])
+                events.append(event)
+                if event.get("phase") in ("finished", "error"):
+                    break
+    return events
+
+
+def _peak_bytes(pid: int) -> int:
+    """进程一生中驻留内存的峰值（VmHWM）。"""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError(f"/proc/{pid}/status 里没有 VmHWM")
+
+
+def _kernel_pid(server_pid: int, kernel_id: str) -> int:
+    for child in psutil.Process(server_pid).children(recursive=True):
+        if any(kernel_id in part for part in child.cmdline()):
+            return child.pid
+    raise RuntimeError(f"找不到内核 {kernel_id} 的进程")
+
+
+class KernelChannel:
+    """Jupyter 内核消息协议的最小客户端（经服务器的 websocket）。"""
+
+    def __init__(self, url: str, token: str):
+        self.session = uuid.uuid4().hex
+        self.ws = websocket.create_connection(
+            f"{url}/channels?session_id={self.session}",
+            header=[f"Authorization: token {token}"],
+            timeout=CELL_SECONDS,
+        )
+
+    def execute(self, code: str) -> dict:
+        msg_id = uuid.uuid4().hex
+        header = {
+            "msg_id": msg_id,
+            "msg_type": "execute_request",
+            "session": self.session,
+            "username": "student",
+            "version": "5.3",
+            "date": "",
+        }
+        content = {
+            "code": code,
+            "silent": False,
+            "store_history": True,
+            "user_expressions": {},
+            "allow_stdin": False,
+            "stop_on_error": True,
+        }
+        self.ws.send(
+            json.dumps(
+                {
+                    "header": header,
+                    "parent_header": {},
+                    "metadata": {},
+                    "content": content,
+                    "channel": "shell",
+                    "buffers": [],
+                }
+            )
+        )
+        reply, idle = None, False
+        while reply is None or not idle:
+            msg = json.loads(self.ws.recv())
+            if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            if msg["msg_type"] == "execute_reply":
+                reply = msg["content"]
+            elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                idle = True
+        return reply
+
+    def close(self) -> None:
+        self.ws.close()
+
+
+def attend(h: Hub, repo: str, name: str, notebook: str) -> dict:
+    """一个学生上一节课：登录、拉取、执行整个笔记本。返回测量值。"""
+    t_login = time.monotonic()
+    login(h, name)
+    h.wait_ready(name)
+    token = h.user_token(name)
+    auth = requests.Session()
+    auth.headers["Authorization"] = f"token {token}"
+    base = f"{h.url}/user/{name}"
+    query = urlencode({"repo": repo, "branch": "main", "targetpath": "seqlab-student"})
+    events = pull(auth, f"{base}/git-pull/api?{query}")
+    path = f"seqlab-student/{notebook}"
+    r = auth.get(f"{base}/api/contents/{path}", params={"content": "1"}, timeout=60)
+    r.raise_for_status()
+    nb = nbformat.from_dict(r.json()["content"])
+    r = auth.post(
+        f"{base}/api/sessions",
+        json={"path": path, "type": "notebook", "kernel": {"name": "python3"}},
+        timeout=120,
+    )
+    r.raise_for_status()
+    kernel_id = r.json()["kernel"]["id"]
+    session_id = r.json()["id"]
+    server_pid = h.user(name)["servers"][""]["state"]["pid"]
+    channel = KernelChannel(f"ws://127.0.0.1:{h.port}/user/{name}/api/kernels/{kernel_id}", token)
+    statuses, t_first = [], None
+    t_start = time.monotonic()
+    try:
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            reply = channel.execute(cell.source)
+            statuses.append(reply.get("status") if reply.get("status") == "ok" else f"{reply.get('ename')}")
+            if t_first is None:
+                t_first = time.monotonic()
+            if reply.get("status") != "ok":
+                break
+    finally:
+        channel.close()
+    t_end = time.monotonic()
+    kernel = psutil.Process(_kernel_pid(server_pid, kernel_id))
+    cpu = kernel.cpu_times()
+    result = {
+        "student": name,
+        "notebook": notebook,
+        "pulled": events[-1].get("phase") if events else None,
+        "code_cells": sum(c.cell_type == "code" for c in nb.cells),
+        "statuses": statuses,
+        "login_to_first_cell_s": t_first - t_login,
+        "notebook_s": t_end - t_start,
+        "kernel_cpu_s": cpu.user + cpu.system,
+        "kernel_peak_bytes": _peak_bytes(kernel.pid),
+        "server_peak_bytes": _peak_bytes(server_pid),
+    }
+    auth.delete(f"{base}/api/sessions/{session_id}", timeout=60)
+    return result
+
+
+@pytest.fixture(scope="module")
+def lesson(hub, book_repo):
+    names = [p.name for p in student.notebooks()]
+    seats = [(f"student{k + 1:02d}", names[k % len(names)]) for k in range(STUDENTS)]
+    start = time.monotonic()
+    with ThreadPoolExecutor(max_workers=STUDENTS) as pool:
+        futures = [pool.submit(attend, hub, book_repo, name, nb) for name, nb in seats]
+        results = [f.result(timeout=max(1, DEADLINE - (time.monotonic() - start))) for f in futures]
+    wall = time.monotonic() - start
+    report = sizing(results, wall)
+    REPORT.mkdir(parents=True, exist_ok=True)
+    (REPORT / "sizing.json").write_text(
+        json.dumps({"wall_s": wall, "students": results}, indent=1), encoding="utf-8"
+    )
+    (REPORT / "sizing.md").write_text(report, encoding="utf-8")
+    print("\n" + report)
+    return results
+
+
+GB = 1e9
+
+
+def sizing(results: list[dict], wall: float) -> str:
+    """测得的每个学生的数字 → 教师指南里的两张表（Markdown）。"""
+    cores = os.cpu_count() or 1
+    memory = psutil.virtual_memory().total
+    rows = [
+        "| 学生 | 笔记本 | 登录到第一个单元格 | 执行整个笔记本 | 内核 CPU | 内核峰值内存 | 服务器峰值内存 |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        rows.append(
+            f"| {r['student']} | `{r['notebook']}` | {r['login_to_first_cell_s']:.0f} 秒 | {r['notebook_s']:.0f} 秒 | "
+            f"{r['kernel_cpu_s']:.1f} 秒 | {r['kernel_peak_bytes'] / GB:.2f} GB | {r['server_peak_bytes'] / GB:.2f} GB |"
+        )
+    per_student = max(r["kernel_peak_bytes"] + r["server_peak_bytes"] for r in results)
+    cpu = max(r["kernel_cpu_s"] for r in results)
+    cpu_total = sum(r["kernel_cpu_s"] for r in results)
+    summary = [
+        "| 量 | 实测 |",
+        "|---|---|",
+        f"| 同时上课的学生 | {len(results)} 人（{cores} 核、{memory / GB:.0f} GB 内存的机器，全部在 {wall:.0f} 秒内跑完） |",
+        f"| 每个学生的峰值内存（内核 + 服务器，最多的一人） | {per_student / GB:.2f} GB |",
+        f"| 执行一整节笔记本的内核 CPU 时间（最多的一节，含启动内核） | {cpu:.1f} 秒 |",
+        f"| 全班执行一遍的 CPU 时间合计 | {cpu_total:.0f} 秒 |",
+        f"| 每 GB 内存能同时容纳的学生（按峰值） | {GB / per_student:.1f} 人 |",
+        f"| 每个核每分钟能跑完的笔记本（按最多的一节） | {60 / cpu:.1f} 个 |",
+    ]
+    return "\n".join(rows) + "\n\n" + "\n".join(summary) + "\n"
+
+
+def test_every_student_ran_a_whole_notebook(lesson):
+    assert len(lesson) == STUDENTS >= 8
+    for r in lesson:
+        assert r["pulled"] == "finished", r
+        assert len(r["statuses"]) == r["code_cells"] > 0, r
+        assert set(r["statuses"]) == {"ok"}, r
+        assert r["kernel_peak_bytes"] > 50 * 2**20 and r["server_peak_bytes"] > 20 * 2**20
+
+
+def test_every_section_was_taught(lesson):
+    assert {r["notebook"] for r in lesson} == {p.name for p in student.notebooks()}
+
+
+def test_generated_link_pulls_the_book(hub, book_repo, lesson):
+    """links.py 给出的链接：用浏览器的方式点开它（登录、启动服务器、打开 nbgitpuller 的页面），再读页面读的事件流。"""
+    first = student.notebooks()[0].name
+    url = links.link(hub.url, book_repo, "main", first)
+    assert urlparse(url).hostname == "127.0.0.1"
+    s = login(hub, "teacher")
+    hub.wait_ready("teacher")
+    page = s.get(url, timeout=120)
+    page.raise_for_status()
+    assert "/user/teacher/git-pull" in page.url
+    events = pull(s, page.url.replace("/git-pull?", "/git-pull/api?", 1))
+    assert events and events[-1]["phase"] == "finished", events
+    folder = links.folder_of(book_repo)
+    r = s.get(f"{hub.url}/user/teacher/api/contents/{folder}", timeout=30)
+    r.raise_for_status()
+    pulled = {item["name"] for item in r.json()["content"]}
+    assert {p.name for p in student.notebooks()} <= pulled
+
+
+def test_links_command_refuses_a_bad_hub_address(capsys):
+    assert links.main(["hub.example.edu", "https://git.example.edu/course/seqlab-student"]) == 2
+    assert "https://" in capsys.readouterr().out
