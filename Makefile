@@ -12,13 +12,14 @@ JOBS   ?= 2
 export SEQLAB_STRICT_CHECKS ?= 1
 export PYDEVD_DISABLE_FILE_VALIDATION = 1
 
-.PHONY: help setup book test test-lib test-notebooks test-site test-lab lab serve bench student pdf clean
+.PHONY: help setup book test test-lib test-notebooks test-stress test-site test-lab lab serve bench student pdf clean
 
 help:
 	@echo "make book   创建环境并构建网站到 $(HTML)"
 	@echo "make test   创建环境并运行全部测试（库、笔记本、网站、浏览器）"
 	@echo "make lab    在 JupyterLab 中打开本书的笔记本"
 	@echo "make serve  在 http://127.0.0.1:$(PORT) 上提供已构建的网站"
+	@echo "make test-stress  同样的测试，只用一个核、以及在每个核都被占满时各跑一遍"
 	@echo "make bench  计时：每个笔记本、每个实时探索器的更新、每个页面的大小"
 	@echo "make student 生成学生版笔记本（不含答案）到 _build/student"
 	@echo "make assignments  生成 otter-grader 的作业到 _build/assignments"
@@ -70,6 +71,11 @@ test-notebooks: $(STAMP)
 	$(BIN)/python tools/student.py
 	SEQLAB_STRICT_CHECKS=0 $(BIN)/pytest -n $(JOBS) --dist loadscope --nbval-lax --nbval-current-env _build/student/notebooks
 	SEQLAB_STRICT_CHECKS=0 $(BIN)/pytest -n $(JOBS) -m slow tests/test_exercises.py tests/test_checkpoints.py
+
+# 压力测试：同样的库测试与笔记本，(a) 只给一个核，(b) 另有进程把每个核都占满。两者都必须通过。
+test-stress: $(STAMP)
+	$(BIN)/python tools/stress.py one-core -- $(MAKE) test-lib test-notebooks JOBS=1
+	$(BIN)/python tools/stress.py busy -- $(MAKE) test-lib test-notebooks
 
 test-site: $(STAMP) $(NODE)
 	$(BIN)/pytest -rs tests/test_site.py tests/test_browser.py tests/test_pdf.py
