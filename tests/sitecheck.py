@@ -50,3 +50,99 @@ def external_resources(path: Path) -> list[tuple[str, str]]:
     parser = ResourceParser()
     parser.feed(path.read_text(encoding="utf-8"))
     return [(tag, url) for tag, url in parser.urls if url.startswith(("http:", "https:", "//", "ftp:"))]
+
+
+# ---- 在浏览器里的测量（浏览器测试与 make bench 共用；参数都是 Playwright 的 page）----
+
+AXE_JS = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+PAGE_BYTES_BUDGET = 3 * 10**6  # 一个章节页面连同它加载的全部文件，不压缩
+FCP_BUDGET_MS = 2500
+# 模拟 4G：9 Mbit/s 下行、40 ms 往返延迟（Chromium 开发者工具的网络模拟）
+NETWORK_4G = {"offline": False, "latency": 40, "downloadThroughput": 9e6 / 8, "uploadThroughput": 9e6 / 8}
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True, "device_scale_factor": 2}
+DESKTOP = {"viewport": {"width": 1280, "height": 900}}
+
+# 每张图里每个文字元素的外框：标题、子图标题与其他注释、图例、色条、轴标题、刻度标签、控件标签。
+# 同一组里的元素（图例的各项、色条的刻度）合成一个框。返回相互重叠的元素对和超出图或屏幕的元素。
+FIGURE_TEXT_BOXES = r"""() => {
+  const out = [];
+  const vw = document.documentElement.clientWidth;
+  const visible = (el) => {
+    const r = el.getBoundingClientRect();
+    const s = getComputedStyle(el);
+    return r.width > 0.5 && r.height > 0.5 && s.visibility !== "hidden" && s.display !== "none" && Number(s.opacity) !== 0;
+  };
+  const boxOf = (el) => { const r = el.getBoundingClientRect(); return {x0: r.left, x1: r.right, y0: r.top, y1: r.bottom}; };
+  document.querySelectorAll(".js-plotly-plot").forEach((gd, index) => {
+    const items = [];
+    const add = (kind, el) => { if (el && visible(el)) items.push({kind, text: (el.textContent || "").trim().slice(0, 40), ...boxOf(el)}); };
+    gd.querySelectorAll(".g-gtitle .gtitle").forEach((e) => add("标题", e));
+    gd.querySelectorAll(".annotation-text-g").forEach((e) => add("注释", e));
+    gd.querySelectorAll("g.legend").forEach((e) => add("图例", e.querySelector(".bg") || e));
+    gd.querySelectorAll("g.colorbar").forEach((e) => add("色条", e));
+    gd.querySelectorAll("[class^='g-x'][class$='title'] text, [class^='g-y'][class$='title'] text").forEach((e) => add("轴标题", e));
+    gd.querySelectorAll(".xaxislayer-above text, .yaxislayer-above text").forEach((e) => add("刻度", e));
+    gd.querySelectorAll(".slider-container text, .updatemenu-container text").forEach((e) => add("控件", e));
+    const fig = gd.closest(".seqlab-figure") || gd;
+    fig.querySelectorAll(".seqlab-control label, .seqlab-control output, .seqlab-control select, .seqlab-control input")
+      .forEach((e) => add("控件", e));
+    const frame = boxOf(fig);
+    const overlaps = [], cut = [];
+    const tol = 1.5;
+    items.forEach((a, i) => {
+      if (a.x0 < Math.max(0, frame.x0) - tol || a.x1 > Math.min(vw, frame.x1) + tol || a.y0 < frame.y0 - tol || a.y1 > frame.y1 + tol)
+        cut.push(`${a.kind}「${a.text}」`);
+      for (const b of items.slice(i + 1)) {
+        const w = Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0), h = Math.min(a.y1, b.y1) - Math.max(a.y0, b.y0);
+        if (w > tol && h > tol) overlaps.push(`${a.kind}「${a.text}」×${b.kind}「${b.text}」`);
+      }
+    });
+    out.push({index, items: items.length, overlaps, cut, width: frame.x1 - frame.x0});
+  });
+  return out;
+}"""
+
+TAB_STOPS = """() => [...document.querySelectorAll('a[href], button, input, select, textarea, [tabindex]')]
+  .filter(e => e.tabIndex >= 0 && !e.disabled && e.getClientRects().length && getComputedStyle(e).visibility !== 'hidden').length"""
+
+
+def wait_for_figures(page, timeout=20000) -> int:
+    """等每张图画好（并按宽度调整完）；返回图的数目。"""
+    n = page.evaluate("document.querySelectorAll('.plotly-graph-div').length")
+    if n:
+        page.wait_for_function(
+            "[...document.querySelectorAll('.plotly-graph-div')].every(g => g._fullLayout && g.querySelector('.main-svg'))"
+            " && (!document.querySelector('script.seqlab-figure-spec') || document.documentElement.dataset.seqlabFigures === 'ready')",
+            timeout=timeout,
+        )
+        page.wait_for_timeout(300)
+    return n
+
+
+def run_axe(page) -> list[dict]:
+    """注入 npm 的 axe-core，返回严重（serious）与致命（critical）的违规：规则、影响、个数、第一个元素。"""
+    page.add_script_tag(path=str(AXE_JS))
+    result = page.evaluate("""() => axe.run(document, {resultTypes: ['violations']})""")
+    return [
+        {"id": v["id"], "impact": v["impact"], "count": len(v["nodes"]), "example": v["nodes"][0]["target"] if v["nodes"] else ""}
+        for v in result["violations"] if v["impact"] in ("serious", "critical")
+    ]
+
+
+def cold_load(browser, url: str, *, network=NETWORK_4G, device=PHONE) -> dict:
+    """冷缓存、模拟网络下打开一页：首次内容绘制（ms）与这一页下载的全部字节（不压缩）。"""
+    context = browser.new_context(**device)
+    page = context.new_page()
+    cdp = context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    cdp.send("Network.setCacheDisabled", {"cacheDisabled": True})
+    cdp.send("Network.emulateNetworkConditions", network)
+    sizes: dict[str, int] = {}
+    cdp.on("Network.dataReceived", lambda e: sizes.__setitem__(e["requestId"], sizes.get(e["requestId"], 0) + e["dataLength"]))
+    try:
+        page.goto(url, wait_until="load", timeout=180000)
+        page.wait_for_load_state("networkidle", timeout=180000)
+        fcp = page.evaluate("performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? null")
+        return {"fcp_ms": fcp, "bytes": sum(sizes.values()), "requests": len(sizes)}
+    finally:
+        context.close()

@@ -3,9 +3,13 @@
 1. 逐个执行 chapters/ 下的笔记本，报告墙钟时间（预算：每个 ≤ 30 s）；
 2. 对注册表里的每个探索器，反复用它的 ``examples`` 驱动实时面，报告单次更新的中位数与 p95
    （预算：中位数 ≤ 50 ms）；
-3. 列出已构建网站每个页面自身的 HTML 大小（预算：≤ 1.5 MB）和共享的静态资源。
+3. 列出已构建网站每个页面自身的 HTML 大小（预算：≤ 1.5 MB）和共享的静态资源；
+4. 在无头 Chromium 里、冷缓存、模拟 4G（9 Mbit/s、40 ms）的手机上打开每个章节页面，报告首次内容绘制
+   （预算 ≤ 2.5 s）和这一页连同它加载的全部文件的字节数（预算 ≤ 3 MB，不压缩），以及 390 px 与 1280 px
+   宽时图中文字重叠或被裁掉的个数（应为 0）。
 
-用法：``python tools/bench.py [--skip-notebooks] [--rounds N] [--strict]``；``--strict`` 时超出预算返回 1。
+用法：``python tools/bench.py [--skip-notebooks] [--skip-explorers] [--rounds N] [--strict]``；
+``--strict`` 时超出预算返回 1。SEQLAB_SITE 指定要测的网站（默认 ``_build/html``）。
 """
 
 from __future__ import annotations
@@ -95,9 +99,40 @@ def bench_site():
     return page_rows, shared
 
 
+def bench_browser():
+    """每个章节页面：模拟 4G 的首次内容绘制与字节数；两种宽度下图中文字的重叠与裁切。没有 Chromium 时返回 None。"""
+    from browser import has_chromium, launch, serve
+    from sitecheck import DESKTOP, FIGURE_TEXT_BOXES, HTML, PHONE, cold_load, content_pages, wait_for_figures
+
+    if not has_chromium() or not (HTML / "index.html").exists():
+        return None
+    from playwright.sync_api import sync_playwright
+
+    rows = []
+    sections = [p for p in content_pages() if "/ch01/0" in p.as_posix()]
+    with serve(HTML) as base, sync_playwright() as pw:
+        browser = launch(pw)
+        for path in sections:
+            name = path.relative_to(HTML).as_posix()
+            load = cold_load(browser, f"{base}/{name}")
+            faults = []
+            for device in (PHONE, DESKTOP):
+                context = browser.new_context(**device)
+                page = context.new_page()
+                page.goto(f"{base}/{name}", wait_until="load")
+                wait_for_figures(page)
+                boxes = page.evaluate(FIGURE_TEXT_BOXES)
+                faults.append((sum(len(b["overlaps"]) for b in boxes), sum(len(b["cut"]) for b in boxes), len(boxes)))
+                context.close()
+            rows.append((name, load, faults))
+        browser.close()
+    return rows
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-notebooks", action="store_true")
+    parser.add_argument("--skip-explorers", action="store_true")
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--strict", action="store_true")
     args = parser.parse_args(argv)
@@ -113,14 +148,15 @@ def main(argv=None) -> int:
             print(_row((name, f"{seconds:.1f}", "✓" if good else "✗"), w))
         print()
 
-    print(f"== 实时探索器的单次更新（预算：中位数 ≤ {UPDATE_BUDGET_MS:.0f} ms）==")
-    print("（“首次”：每个示例状态第一次计算的中位数，探索器自己的缓存为空；其余列：反复切换这些状态）")
-    w = (22, 10, 12, 10, 6, 6)
-    print(_row(("探索器", "首次 ms", "中位数 ms", "p95 ms", "次数", "预算"), w))
-    for name, cold, median, p95, n, good in bench_explorers(args.rounds):
-        ok &= good
-        print(_row((name, f"{cold:.1f}", f"{median:.1f}", f"{p95:.1f}", n, "✓" if good else "✗"), w))
-    print()
+    if not args.skip_explorers:
+        print(f"== 实时探索器的单次更新（预算：中位数 ≤ {UPDATE_BUDGET_MS:.0f} ms）==")
+        print("（“首次”：每个示例状态第一次计算的中位数，探索器自己的缓存为空；其余列：反复切换这些状态）")
+        w = (22, 10, 12, 10, 6, 6)
+        print(_row(("探索器", "首次 ms", "中位数 ms", "p95 ms", "次数", "预算"), w))
+        for name, cold, median, p95, n, good in bench_explorers(args.rounds):
+            ok &= good
+            print(_row((name, f"{cold:.1f}", f"{median:.1f}", f"{p95:.1f}", n, "✓" if good else "✗"), w))
+        print()
 
     page_rows, shared = bench_site()
     if page_rows is None:
@@ -135,8 +171,30 @@ def main(argv=None) -> int:
         print("\n== 共享的静态资源（每个页面共用，只下载一次）==")
         for name, size in shared.items():
             print(_row((name, f"{size / 1024:.0f} KB"), (52, 12)))
+    ok &= _print_browser(bench_browser())
     print("\n全部在预算内。" if ok else "\n有项目超出预算（标 ✗）。")
     return 0 if ok or not args.strict else 1
+
+
+def _print_browser(rows) -> bool:
+    from sitecheck import FCP_BUDGET_MS, PAGE_BYTES_BUDGET
+
+    if rows is None:
+        print("\n== 浏览器测量：没有 Chromium 或还没有构建网站，跳过 ==")
+        return True
+    print(f"\n== 章节页面，冷缓存、模拟 4G 的手机（预算：首次内容绘制 ≤ {FCP_BUDGET_MS / 1000:.1f} s，"
+          f"全部字节 ≤ {PAGE_BYTES_BUDGET / 1e6:.0f} MB）==")
+    print("（重叠 / 裁切：图中文字元素相互重叠、超出图或屏幕的个数，390 px 与 1280 px 宽；预算为 0）")
+    w = (44, 10, 10, 6, 12, 12, 6)
+    print(_row(("页面", "FCP s", "MB", "请求", "390 px", "1280 px", "预算"), w))
+    ok = True
+    for name, load, faults in rows:
+        good = (load["fcp_ms"] or 1e9) <= FCP_BUDGET_MS and load["bytes"] <= PAGE_BYTES_BUDGET and not any(o or c for o, c, _ in faults)
+        ok &= good
+        cells = [f"{o}/{c}（{n} 图）" for o, c, n in faults]
+        print(_row((name, f"{(load['fcp_ms'] or float('nan')) / 1000:.2f}", f"{load['bytes'] / 1e6:.2f}", load["requests"],
+                    *cells, "✓" if good else "✗"), w))
+    return ok
 
 
 if __name__ == "__main__":

@@ -1,7 +1,11 @@
-"""本书的 Sphinx 扩展：让网站离线可用、中文可搜索。
+"""本书的 Sphinx 扩展：让网站离线可用、在慢网络和手机上也好用、中文可搜索。
 
-* 把已安装的 plotly 包自带的 ``plotly.min.js`` 复制进网站的静态目录（版本总与 Python 包一致），
-  并且只在含 plotly 图的页面里引用它一次；
+* plotly.js 用 npm 装的 cartesian 部分包（只含本书用到的散点、柱形、热力图等类型，与 Python 包自带的
+  plotly.js 同一版本），复制进网站，只在含图的页面里**延迟**引用一次；画图由 ``assets/figures.js`` 在它到达后完成；
+* 每一页延迟加载 ``assets/book.js``（侧栏开关、图的工具栏）；搜索索引只在搜索页加载（见
+  ``assets/templates/layout.html``）；主题的图标脚本裁剪到本书用到的几个图标；
+* 启动按钮只在给出仓库地址时出现；“下载”按钮给出确实存在的笔记本（学生版，不含答案）；
+* 主题里没有翻译的界面文字换成中文；
 * 不让 myst-nb 从 CDN 加载 ipywidgets 的 JavaScript（实时控件在网站上本来就只显示代码）；
 * 用 jieba 加上本书的术语词典为中文建立搜索索引。
 """
@@ -16,13 +20,36 @@ from pathlib import Path
 import plotly
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+ASSETS = ROOT / "assets"
 TERMS = HERE / "zh_terms.txt"
-PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-PLOTLY_STATIC = "seqlab/plotly.min.js"
+PYTHON_PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+PLOTLY_BUNDLE = ROOT / "node_modules" / "plotly.js-cartesian-dist-min" / "plotly-cartesian.min.js"
+PLOTLY_STATIC = "seqlab/plotly-cartesian.min.js"
+OWN_FILES = ("book.css", "book.js", "figures.js")
+NOTEBOOKS = "notebooks"  # 网站里可下载的学生版笔记本所在的文件夹
 
-
-GLOSSARY = HERE.parent / "chapters" / "appendix" / "glossary.md"
+GLOSSARY = ROOT / "chapters" / "appendix" / "glossary.md"
 CJK = re.compile(r"[\u4e00-\u9fff]")
+
+# 主题与 Sphinx 在 zh_CN 下仍是英文（或繁体）的界面文字。
+UI_STRINGS = {
+    "Color mode": "配色",
+    "System Settings": "跟随系统",
+    "Light": "浅色",
+    "Dark": "深色",
+    "Main": "主导航",
+    "Page": "本页",
+    "Launch interactive content": "在线运行",
+    "Link to this heading": "指向本节的链接",
+    "Link to this equation": "指向本公式的链接",
+    "Link to this image": "指向本图的链接",
+    "Link to this table": "指向本表的链接",
+    "Link to this code": "指向本代码的链接",
+    "Link to this definition": "指向本定义的链接",
+    "列印成 PDF": "打印成 PDF",
+    "Copy to clipboard": "复制到剪贴板",
+}
 
 
 def glossary_entries(path: Path = GLOSSARY) -> list[list[str]]:
@@ -58,11 +85,12 @@ def launch_options(environ=os.environ) -> dict:
     """启动按钮（Binder / Colab / JupyterHub）需要知道仓库的公开地址。
 
     ``_config.yml`` 里配好了按钮，地址则在构建时用 ``SEQLAB_REPOSITORY_URL``（GitHub 或 GitLab 的仓库地址）
-    给出：没有给出时网页上就没有这些按钮——网站本身从不依赖它们。
+    给出：没有给出时网页上就没有这些按钮——网站本身从不依赖它们。返回要并入主题选项的设置；
+    值为 ``None`` 的键要从主题选项里删去（否则 Jupyter Book 会填上它自己的仓库）。
     """
     url = environ.get("SEQLAB_REPOSITORY_URL", "").strip()
     if not url:
-        return {}
+        return {"launch_buttons": None, "repository_url": None, "use_repository_button": False}
     return {
         "repository_url": url,
         "repository_branch": environ.get("SEQLAB_REPOSITORY_BRANCH", "main"),
@@ -70,38 +98,145 @@ def launch_options(environ=os.environ) -> dict:
     }
 
 
+def plotly_version(path: Path) -> str:
+    """plotly.js 文件头里的版本号，例如 ``"4.1.1"``。"""
+    head = path.read_text(encoding="utf-8")[:300]
+    match = re.search(r"plotly\.js (?:\([a-z]+ - minified\) )?v(\d+\.\d+\.\d+)", head)
+    if not match:
+        raise RuntimeError(f"{path} 的文件头里没有 plotly.js 的版本号")
+    return match.group(1)
+
+
+def _check_plotly_bundle() -> None:
+    if not PLOTLY_BUNDLE.exists():
+        raise RuntimeError(f"没有找到 {PLOTLY_BUNDLE}：请先运行 npm ci（make book 会自动运行）")
+    ours, python = plotly_version(PLOTLY_BUNDLE), plotly_version(PYTHON_PLOTLY_JS)
+    if ours != python:
+        raise RuntimeError(
+            f"package.json 里的 plotly.js 部分包是 v{ours}，而 Python 的 plotly 自带 v{python}：请把两者改成同一版本"
+        )
+
+
 def _config_inited(app, config):
+    _check_plotly_bundle()
     config.html_search_options = {"dict": str(_search_dictionary(app))}
-    config.html_theme_options = {**config.html_theme_options, **launch_options()}
+    options = {**config.html_theme_options, **launch_options()}
+    config.html_theme_options = {k: v for k, v in options.items() if v is not None}
+    config.templates_path = [str(ASSETS / "templates"), *config.templates_path]
+    config.togglebutton_hint = "点击展开"
+    config.togglebutton_hint_hide = "点击收起"
     # myst-nb 在页面含控件状态时会从公网加载 require.js 与控件管理器：一律关掉。
     config.nb_ipywidgets_js = {}
 
 
-def _copy_assets(app, exception):
-    if exception is not None or app.builder.format != "html":
-        return
-    target = Path(app.outdir) / "_static" / PLOTLY_STATIC
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(PLOTLY_JS, target)
+def _copy_own_assets(app):
+    target = Path(app.outdir) / "_static" / "seqlab"
+    target.mkdir(parents=True, exist_ok=True)
+    for name in OWN_FILES:
+        shutil.copyfile(ASSETS / name, target / name)
+    shutil.copyfile(PLOTLY_BUNDLE, target / Path(PLOTLY_STATIC).name)
 
 
 def _page_context(app, pagename, templatename, context, doctree):
-    body = context.get("body", "")
-    if "plotly-graph-div" in body:
-        app.add_js_file(PLOTLY_STATIC, priority=400)
+    app.add_js_file("seqlab/book.js", loading_method="defer", priority=600)
+    if "seqlab-figure-spec" in context.get("body", ""):
+        app.add_js_file(PLOTLY_STATIC, loading_method="defer", priority=601)
+        app.add_js_file("seqlab/figures.js", loading_method="defer", priority=602)
+    _fix_download_button(app, pagename, context)
+
+
+def _is_notebook(app, pagename: str) -> bool:
+    return Path(app.env.doc2path(pagename)).suffix == ".ipynb"
+
+
+def _fix_download_button(app, pagename, context):
+    """“下载”菜单：学生版笔记本（网站里确实有这个文件）和“打印成 PDF”；不再指向不存在的 ``_sources/``。"""
+    for group in context.get("header_buttons", []):
+        if group.get("label") != "download-buttons":
+            continue
+        buttons = [b for b in group["buttons"] if b.get("type") == "javascript"]
+        if _is_notebook(app, pagename):
+            buttons.insert(0, {
+                "type": "link",
+                "url": context["pathto"](f"{NOTEBOOKS}/{pagename}.ipynb", 1),
+                "text": ".ipynb",
+                "icon": "fas fa-code",
+                "tooltip": "下载本节的笔记本（学生版，不含答案）",
+                "label": "download-notebook-button",
+            })
+        group["buttons"] = buttons
+        group["tooltip"] = "下载本页"
+
+
+def _write_notebooks(app):
+    """把每个笔记本的学生版（去掉答案、清空输出）写进网站，供“下载”按钮使用。"""
+    import nbformat
+
+    from student import student_version
+
+    for docname in app.env.found_docs:
+        source = Path(app.env.doc2path(docname))
+        if source.suffix != ".ipynb":
+            continue
+        target = Path(app.outdir) / NOTEBOOKS / f"{docname}.ipynb"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(student_version(nbformat.read(source, as_version=4)), target)
+
+
+FA_ENTRY = re.compile(r'(?:"([a-z0-9-]+)"|([a-z0-9]+)):\[\d+,\d+,\[[^\]]*\],"[^"]*",(?:"[^"]*"|\[[^\]]*\])\]')
+FA_PACK = re.compile(r"var p=\{(.*?)\};")
+
+
+def used_icons(html_files) -> set[str]:
+    """网页里用到的 Font Awesome 图标名（``fa-bars`` → ``bars``）。"""
+    names = set()
+    for path in html_files:
+        for cls in re.findall(r'class="([^"]*\bfa-[^"]*)"', path.read_text(encoding="utf-8")):
+            names.update(c[3:] for c in cls.split() if c.startswith("fa-"))
+    return names - {"solid", "regular", "brands", "lg", "sm", "xs", "fw"}
+
+
+def trim_fontawesome(script: str, keep: set[str]) -> str:
+    """只留下 ``keep`` 里的图标：主题的 fontawesome.js 有约两千个图标（1.5 MB），本书只用十几个。"""
+
+    def trim_pack(match):
+        entries = [m.group(0) for m in FA_ENTRY.finditer(match.group(1)) if (m.group(1) or m.group(2)) in keep]
+        return "var p={" + ",".join(entries) + "};"
+
+    return FA_PACK.sub(trim_pack, script)
+
+
+def _trim_icons(app, pages):
+    path = Path(app.outdir) / "_static" / "scripts" / "fontawesome.js"
+    if path.exists():
+        path.write_text(trim_fontawesome(path.read_text(encoding="utf-8"), used_icons(pages)), encoding="utf-8")
+
+
+def translate_ui(html: str) -> str:
+    """把主题界面里仍是英文的提示（title、aria-label 等属性）换成中文。"""
+    for english, chinese in UI_STRINGS.items():
+        html = re.sub(rf'((?:title|aria-label|data-bs-title|data-tooltip)=")({re.escape(english)})(")', rf"\g<1>{chinese}\3", html)
+    return html
+
+
+def _build_finished(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir)
+    pages = [p for p in out.rglob("*.html") if "_static" not in p.parts]
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        fixed = translate_ui(text)
+        if fixed != text:
+            page.write_text(fixed, encoding="utf-8")
+    _trim_icons(app, pages)
+    _write_notebooks(app)
 
 
 def setup(app):
     app.connect("config-inited", _config_inited)
-    app.connect("html-page-context", _page_context)
-    app.connect("build-finished", _copy_assets)
+    app.connect("builder-inited", _copy_own_assets)
+    app.connect("html-page-context", _page_context, priority=900)
+    app.connect("build-finished", _build_finished)
     app.add_css_file("seqlab/book.css")
-    app.connect("builder-inited", _write_css)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
-
-
-def _write_css(app):
-    css = HERE / "book.css"
-    target = Path(app.outdir) / "_static" / "seqlab"
-    target.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(css, target / "book.css")

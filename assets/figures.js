@@ -1,0 +1,439 @@
+/* 网页上的交互图（静态探索器）。plotly.js 与本脚本都是延迟加载的：正文和公式先出现，图随后画出。
+ *
+ * 每张图在页面里是一个 <figure class="seqlab-figure">：简短的中文文字说明、控件的位置、空的
+ * plotly-graph-div，以及一段 JSON（数据、版面、控件，由 seqlab.figures.figure_html 写出）。本脚本
+ *   1. 画图，并把 plotly 的滑块与下拉菜单换成网页自己的 <input type="range"> 与 <select>：
+ *      鼠标、手指、键盘（Tab 找到、方向键拨动）都能用，读屏软件读出中文标签与当前值；
+ *      拨动时执行与 plotly 滑块完全相同的 Plotly.update / restyle / relayout 调用；
+ *   2. 按图的实际宽度调整版面（打开页面时和每次改变大小时）：刻度不挤在一起；窄屏上并排的子图
+ *      上下叠放、图例移到图下、标题折行、色条贴着自己的子图；
+ *   3. 工具栏只留几个按钮，不在 Tab 顺序里；在触屏上默认隐藏，点“工具”按钮才出现。
+ */
+(() => {
+  "use strict";
+
+  const NARROW_PX = 640; // 图的宽度小于它时用窄版面
+  const MIN_TICK_GAP_PX = { x: 56, y: 16 }; // 相邻刻度标签至少相隔这么远
+
+  Plotly.register({
+    moduleType: "locale",
+    name: "zh-CN",
+    dictionary: {
+      "Download plot as a PNG": "下载为 PNG 图片",
+      "Download plot as a png": "下载为 PNG 图片",
+      "Download plot": "下载图片",
+      Zoom: "框选放大",
+      Pan: "平移",
+      "Reset axes": "复原坐标轴",
+      Autoscale: "自动缩放",
+      "Double-click to zoom back out": "双击复原",
+      "Taking snapshot - this may take a few seconds": "正在生成图片……",
+      "Snapshot succeeded": "图片已生成",
+      "Sorry, there was a problem downloading your snapshot!": "抱歉，生成图片时出了问题",
+      trace: "轨迹",
+    },
+  });
+
+  // ---- 小工具：按 "a.b[2].c" 这样的路径读写嵌套对象 ----
+  const parts = (path) => path.replace(/\[(\d+)\]/g, ".$1").split(".");
+  function getPath(obj, path) {
+    let cur = obj;
+    for (const key of parts(path)) {
+      if (cur == null) return undefined;
+      cur = cur[key];
+    }
+    return cur;
+  }
+  function setPath(obj, path, value) {
+    const keys = parts(path);
+    let cur = obj;
+    keys.slice(0, -1).forEach((key, i) => {
+      if (cur[key] == null) cur[key] = /^\d+$/.test(keys[i + 1]) ? [] : {};
+      cur = cur[key];
+    });
+    cur[keys[keys.length - 1]] = value;
+  }
+  const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+  const clone = (x) => (x === undefined ? undefined : JSON.parse(JSON.stringify(x)));
+  const titleText = (t) => (t == null ? "" : typeof t === "string" ? t : t.text || "");
+
+  /** 估计一行文字的像素宽度：汉字约一个字号宽，拉丁字母与数字约半个。 */
+  function textWidth(text, size) {
+    let w = 0;
+    for (const ch of text.replace(/<[^>]+>/g, "")) w += /[\u2e80-\uffff]/.test(ch) ? size : 0.58 * size;
+    return w;
+  }
+
+  /** 把标题折成每行不超过 maxPx 的几行（在空格、标点后或任意汉字之间断开）。 */
+  function wrapTitle(text, size, maxPx) {
+    const lines = [];
+    for (const paragraph of text.split(/<br\s*\/?>/i)) {
+      let line = "";
+      const tokens = paragraph.match(/[A-Za-z0-9_.,:;=+\-−×·/()（）%]+\s*|\s+|./gu) || [];
+      for (const token of tokens) {
+        if (line && textWidth(line + token, size) > maxPx) {
+          lines.push(line.trimEnd());
+          line = token.trimStart();
+        } else {
+          line += token;
+        }
+      }
+      if (line.trim()) lines.push(line.trimEnd());
+    }
+    return lines;
+  }
+
+  // ---- 版面随宽度调整 ----
+
+  /** 图里的每个子图：x、y 两根轴的名字与它们的定义域。 */
+  function subplots(layout, data) {
+    const seen = new Map();
+    for (const trace of data) {
+      const x = (trace.xaxis || "x").replace("x", "xaxis");
+      const y = (trace.yaxis || "y").replace("y", "yaxis");
+      if (!seen.has(x + y)) seen.set(x + y, { x, y });
+    }
+    return [...seen.values()].map((s) => ({
+      ...s,
+      xd: (layout[s.x] && layout[s.x].domain) || [0, 1],
+      yd: (layout[s.y] && layout[s.y].domain) || [0, 1],
+    }));
+  }
+
+  /**
+   * 给定“宽版面”（Python 写出的那份）和图的宽度，返回要改的属性：
+   * ``{layout: {路径: 值}, traces: {轨迹序号: {路径: 值}}, height}``。纯函数：只看参数。
+   */
+  function adapt(layout, data, width) {
+    const patch = { layout: {}, traces: {}, height: layout.height || 450 };
+    const set = (path, value) => { patch.layout[path] = value; };
+    const narrow = width < NARROW_PX;
+    const margin = layout.margin || {};
+    let height = layout.height || 450;
+    const panels = subplots(layout, data);
+    let grid = null; // 窄屏上叠放后的子图：每个子图新的 y 定义域
+
+    if (narrow) {
+      set("font.size", 12);
+      set("margin.l", Math.min(margin.l ?? 60, 48));
+      set("margin.r", Math.min(margin.r ?? 30, 16));
+      const columns = [...new Set(panels.map((p) => p.xd.join()))];
+      if (panels.length > 1 && columns.length > 1) {
+        // 并排的子图改成上下叠放：从上到下、从左到右
+        const order = [...panels].sort((a, b) => b.yd[1] - a.yd[1] || a.xd[0] - b.xd[0]);
+        const n = order.length;
+        const panelPx = 230;
+        const gapPx = 70;
+        const plotPx = n * panelPx + (n - 1) * gapPx;
+        const top = margin.t ?? 60;
+        const bottom = margin.b ?? 50;
+        height = plotPx + top + bottom;
+        grid = new Map();
+        order.forEach((p, i) => {
+          const y1 = 1 - (i * (panelPx + gapPx)) / plotPx;
+          const y0 = y1 - panelPx / plotPx;
+          grid.set(p, [Math.max(0, y0), Math.min(1, y1)]);
+          set(`${p.x}.domain`, [0, 1]);
+          set(`${p.y}.domain`, grid.get(p));
+        });
+        // 子图标题（make_subplots 写成纸面坐标的注释）跟着各自的子图走
+        (layout.annotations || []).forEach((a, i) => {
+          if (a.xref !== "paper" || a.yref !== "paper") return;
+          const owner = panels.find((p) => Math.abs((p.xd[0] + p.xd[1]) / 2 - a.x) < 0.03 && Math.abs(p.yd[1] - a.y) < 0.05);
+          if (!owner) return;
+          set(`annotations[${i}].x`, 0.5);
+          set(`annotations[${i}].y`, grid.get(owner)[1]);
+          set(`annotations[${i}].yshift`, 10);
+          set(`annotations[${i}].text`, wrapTitle(a.text || "", 12, width - 40).join("<br>"));
+          set(`annotations[${i}].font.size`, 12);
+        });
+      }
+      // 标题折行，放在最上面
+      const title = titleText(layout.title);
+      if (title) {
+        const size = 14;
+        const lines = wrapTitle(title, size, width - 24);
+        set("title.text", lines.join("<br>"));
+        set("title.font.size", size);
+        set("title.x", 0.02);
+        set("title.xanchor", "left");
+        set("title.yref", "container");
+        set("title.y", 1);
+        set("title.yanchor", "top");
+        set("title.pad.t", 8 + size);
+        set("title.automargin", true);
+      }
+      // 图例移到图的下方，横排
+      const legendShown = layout.showlegend !== false && data.filter((t) => t.showlegend !== false && t.name).length > 1;
+      if (legendShown) {
+        set("legend.orientation", "h");
+        set("legend.x", 0);
+        set("legend.xanchor", "left");
+        set("legend.yref", "container");
+        set("legend.y", 0);
+        set("legend.yanchor", "bottom");
+        set("legend.font.size", 11);
+      }
+      // 色条竖着贴在自己的子图右边，细一些
+      data.forEach((trace, i) => {
+        if (trace.type !== "heatmap" || trace.showscale === false) return;
+        const owner = panels.find((p) => p.x === (trace.xaxis || "x").replace("x", "xaxis") && p.y === (trace.yaxis || "y").replace("y", "yaxis"));
+        const yd = grid && owner ? grid.get(owner) : owner ? owner.yd : [0, 1];
+        patch.traces[i] = {
+          "colorbar.thickness": 10,
+          "colorbar.len": (yd[1] - yd[0]) * 0.95,
+          "colorbar.lenmode": "fraction",
+          "colorbar.y": (yd[0] + yd[1]) / 2,
+          "colorbar.yanchor": "middle",
+          "colorbar.x": 1.01,
+          "colorbar.xanchor": "left",
+          "colorbar.tickfont.size": 10,
+          "colorbar.title.font.size": 11,
+        };
+      });
+      if (height !== (layout.height || 450)) set("height", height);
+    }
+
+    // 刻度：每根轴按它的实际长度决定最多放几个标签；给定的标签（tickvals）按间隔抽取
+    const plotWidth = width - (narrow ? 64 : (margin.l ?? 60) + (margin.r ?? 30));
+    const plotHeight = height - (margin.t ?? 60) - (margin.b ?? 50);
+    for (const p of panels) {
+      for (const [axis, along, dom, gap] of [
+        [p.x, plotWidth, p.xd, MIN_TICK_GAP_PX.x],
+        [p.y, plotHeight, grid ? grid.get(p) : p.yd, MIN_TICK_GAP_PX.y],
+      ]) {
+        const spec = layout[axis] || {};
+        if (patch.layout[`${axis}.tickvals`]) continue;
+        const lengthPx = along * (narrow && axis.startsWith("x") ? 1 : dom[1] - dom[0]);
+        const categories = data.categories[axis];
+        const labels = spec.ticktext || spec.tickvals || categories;
+        const size = narrow ? 10 : (spec.tickfont && spec.tickfont.size) || 12;
+        if (narrow) set(`${axis}.tickfont.size`, size);
+        set(`${axis}.automargin`, true);
+        if (Array.isArray(labels) && labels.length > 1) {
+          const widest = axis.startsWith("x") && !(spec.tickangle && Math.abs(spec.tickangle) >= 60)
+            ? Math.max(...labels.map((l) => textWidth(String(l), size))) + 8 : size + 4;
+          const room = Math.max(2, Math.floor(lengthPx / Math.max(widest, axis.startsWith("x") ? 0 : gap)));
+          if (labels.length > room) {
+            const every = Math.ceil(labels.length / room);
+            const keep = (arr) => arr.filter((_, k) => k % every === 0);
+            if (!spec.tickvals && !spec.ticktext) set(`${axis}.tickmode`, "array");
+            set(`${axis}.tickvals`, keep(spec.tickvals || categories || labels.map((_, k) => k)));
+            if (spec.ticktext) set(`${axis}.ticktext`, keep(spec.ticktext));
+          }
+        } else if (spec.type !== "category" && !(spec.tickmode === "array")) {
+          set(`${axis}.nticks`, Math.max(3, Math.floor(lengthPx / gap)));
+        }
+      }
+    }
+    patch.height = height;
+    return patch;
+  }
+
+  /** 每根类别轴上的类别（可见轨迹里作为坐标的字符串），例如 token 的列表。 */
+  function categories(traces) {
+    const out = {};
+    for (const t of traces) {
+      if (t.visible === false) continue;
+      for (const [letter, values] of [["x", t.x], ["y", t.y]]) {
+        if (!Array.isArray(values) || typeof values[0] !== "string") continue;
+        const axis = (t[`${letter}axis`] || letter).replace(letter, `${letter}axis`);
+        out[axis] = [...new Set([...(out[axis] || []), ...values])];
+      }
+    }
+    return out;
+  }
+
+  // ---- 一张图 ----
+
+  class BookFigure {
+    constructor(script) {
+      this.spec = JSON.parse(script.textContent);
+      this.root = script.closest(".seqlab-figure");
+      this.gd = document.getElementById(this.spec.id);
+      this.controls = this.spec.controls.map((c) => ({ ...c }));
+      // “宽版面”：Python 写出的版面，随每一步的 relayout 一起更新。plotly 会改写 gd.layout 里的一些值
+      // （例如等比例坐标轴的定义域），所以调整总是从这一份算起，而不是从 gd.layout。
+      this.base = clone(this.spec.layout);
+      this.applied = { layout: {}, traces: {} }; // 当前生效的调整：路径 → 值
+      this.queue = Promise.resolve();
+      this.width = 0;
+    }
+
+    async draw() {
+      await Plotly.newPlot(this.gd, clone(this.spec.data), clone(this.spec.layout), this.spec.config);
+      this.buildControls();
+      this.buildToolbarToggle();
+      this.tidy();
+      await this.fit();
+      new ResizeObserver(() => {
+        if (Math.abs(this.root.clientWidth - this.width) > 2) this.run(() => this.fit());
+      }).observe(this.root);
+    }
+
+    run(task) {
+      this.queue = this.queue.then(task).catch((err) => console.error("图的更新出错：", err));
+      return this.queue;
+    }
+
+    async fit() {
+      this.width = this.root.clientWidth;
+      const data = this.gd.data.map((t) => ({
+        type: t.type, xaxis: t.xaxis, yaxis: t.yaxis, name: t.name, showlegend: t.showlegend, showscale: t.showscale,
+      }));
+      data.categories = categories(this.gd.data);
+      const patch = adapt(this.base, data, this.width);
+      const relayout = {};
+      for (const path of Object.keys(this.applied.layout)) {
+        if (!(path in patch.layout)) relayout[path] = getPath(this.base, path) ?? null;
+      }
+      Object.assign(relayout, patch.layout);
+      this.applied.layout = clone(patch.layout);
+      this.gd.style.height = `${patch.height}px`;
+      await this.restyleTraces(patch.traces);
+      await Plotly.relayout(this.gd, relayout);
+    }
+
+    async restyleTraces(traces) {
+      const byPath = {};
+      const indices = new Set([...Object.keys(traces), ...Object.keys(this.applied.traces)].map(Number));
+      for (const i of indices) {
+        const want = traces[i] || {};
+        for (const path of new Set([...Object.keys(want), ...Object.keys(this.applied.traces[i] || {})])) {
+          const value = path in want ? want[path] : getPath(this.spec.data[i], path) ?? null;
+          (byPath[path] = byPath[path] || { values: [], idx: [] }).values.push(value);
+          byPath[path].idx.push(i);
+        }
+      }
+      this.applied.traces = clone(traces);
+      for (const [path, { values, idx }] of Object.entries(byPath)) {
+        await Plotly.restyle(this.gd, { [path]: values }, idx);
+      }
+    }
+
+    /** 执行一步的 plotly 调用；其中针对滑块、下拉菜单本身的设置改由网页控件执行。 */
+    async applyStep(step) {
+      const args = clone(step.args) || [];
+      const layoutArg = step.method === "update" ? args[1] : step.method === "relayout" ? args[0] : null;
+      if (layoutArg) {
+        for (const key of Object.keys(layoutArg)) {
+          const m = key.match(/^((?:sliders|updatemenus)\[\d+\])\.(visible|active)$/);
+          if (!m && !/^(sliders|updatemenus)/.test(key)) continue;
+          if (m) {
+            const control = this.controls.find((c) => c.origin === m[1]);
+            if (control && m[2] === "visible") control.visible = layoutArg[key];
+            if (control && m[2] === "active") control.active = layoutArg[key];
+          }
+          delete layoutArg[key];
+        }
+        for (const [key, value] of Object.entries(layoutArg)) {
+          if (/[.[]/.test(key)) setPath(this.base, key, clone(value));
+          else this.base[key] = clone(value);
+        }
+      }
+      if (["update", "restyle", "relayout"].includes(step.method)) await Plotly[step.method](this.gd, ...args);
+      this.syncControls();
+    }
+
+    choose(index, k) {
+      const control = this.controls[index];
+      control.active = k;
+      this.syncControls();
+      this.run(async () => {
+        if (control.active !== k) return; // 已有更新的选择排在后面
+        await this.applyStep(control.steps[k]);
+        await this.fit();
+      });
+    }
+
+    buildControls() {
+      const box = this.root.querySelector(".seqlab-controls");
+      this.controls.forEach((control, index) => {
+        const id = `${this.spec.id}-control-${index}`;
+        const row = document.createElement("div");
+        row.className = "seqlab-control";
+        const label = document.createElement("label");
+        label.htmlFor = id;
+        label.textContent = control.label;
+        let input;
+        if (control.kind === "range") {
+          input = document.createElement("input");
+          input.type = "range";
+          input.min = 0;
+          input.max = control.steps.length - 1;
+          input.step = 1;
+          const output = document.createElement("output");
+          output.htmlFor = id;
+          output.setAttribute("aria-hidden", "true");
+          control.output = output;
+          input.addEventListener("input", () => this.choose(index, Number(input.value)));
+          row.append(label, input, output);
+        } else {
+          input = document.createElement("select");
+          control.steps.forEach((step, k) => input.add(new Option(step.label, String(k))));
+          input.addEventListener("change", () => this.choose(index, Number(input.value)));
+          row.append(label, input);
+        }
+        input.id = id;
+        input.className = "seqlab-input";
+        control.input = input;
+        control.row = row;
+        box.append(row);
+      });
+      this.syncControls();
+    }
+
+    syncControls() {
+      for (const control of this.controls) {
+        if (!control.input) continue;
+        control.row.hidden = control.visible === false;
+        control.input.value = String(control.active);
+        if (control.kind === "range") {
+          const text = `${control.prefix || ""}${control.steps[control.active].label}${control.suffix || ""}`.trim();
+          control.input.setAttribute("aria-valuetext", text);
+          control.output.textContent = text;
+        }
+      }
+    }
+
+    /** 工具栏：不进 Tab 顺序；触屏上默认隐藏，由图上方的“工具”按钮打开。 */
+    buildToolbarToggle() {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "seqlab-toolbar-toggle";
+      button.textContent = "工具";
+      button.setAttribute("aria-expanded", "false");
+      button.setAttribute("aria-label", "显示图的工具栏（存为图片、缩放、平移、复原）");
+      button.addEventListener("click", () => {
+        const open = this.root.classList.toggle("seqlab-toolbar-open");
+        button.setAttribute("aria-expanded", String(open));
+        this.tidy();
+        if (open) {
+          const first = this.gd.querySelector(".modebar-btn");
+          if (first) first.focus();
+        }
+      });
+      this.root.querySelector(".seqlab-controls").prepend(button);
+    }
+
+    /** 每次重画后：SVG 里的文字不给读屏软件（图的意思由文字说明给出），工具栏按钮按需进出 Tab 顺序。 */
+    tidy() {
+      const open = this.root.classList.contains("seqlab-toolbar-open");
+      for (const svg of this.gd.querySelectorAll(".main-svg")) svg.setAttribute("aria-hidden", "true");
+      for (const btn of this.gd.querySelectorAll(".modebar-btn")) {
+        btn.setAttribute("tabindex", open ? "0" : "-1");
+        btn.setAttribute("role", "button");
+        const title = btn.getAttribute("data-title");
+        if (title) btn.setAttribute("aria-label", title);
+      }
+    }
+  }
+
+  const figures = [...document.querySelectorAll("script.seqlab-figure-spec")].map((s) => new BookFigure(s));
+  window.seqlabFigures = figures;
+  window.seqlabFiguresReady = Promise.all(
+    figures.map((f) => f.draw().then(() => f.gd.addEventListener("plotly_afterplot", () => f.tidy())))
+  ).then(() => {
+    document.documentElement.dataset.seqlabFigures = "ready";
+  });
+})();
