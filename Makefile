@@ -80,9 +80,9 @@ test-stress: $(STAMP)
 test-site: $(STAMP) $(NODE)
 	$(BIN)/pytest -rs tests/test_site.py tests/test_browser.py tests/test_pdf.py
 
-# 学生在 JupyterLab 里看到的笔记本：真实的 JupyterLab（127.0.0.1）+ 无头 Chromium。
+# 学生看到的笔记本：真实的 JupyterLab（127.0.0.1）+ 无头 Chromium；学生版在干净虚拟环境里的安装与运行。
 test-lab: $(STAMP)
-	$(BIN)/pytest -rs -m lab tests
+	$(BIN)/pytest -rs tests/test_lab.py tests/test_student_env.py
 
 # 中文界面、不弹“Jupyter 新闻”：tools/jupyterlab/overrides.json 是默认值，在“设置”菜单里随时可以改回。
 lab: $(STAMP)

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 
@@ -100,3 +101,129 @@ def test_markdown_reads_like_the_book(browser, lab, path):
         assert not view.errors, f"控制台错误：{view.errors}"
     finally:
         view.close()
+
+
+# 在页面里给每个实时单元格的输出做标记，并在每次控件操作后记下图重画完的时刻。
+MARK_LIVE = """() => {
+    const nb = window.jupyterapp.shell.currentWidget.content;
+    const names = [];
+    nb.widgets.forEach((cell, i) => {
+        const m = cell.model.type === 'code' && cell.model.sharedModel.source.match(/explorers\\.get\\("(\\w+)"\\)\\.live\\(\\)/);
+        if (m) { cell.outputArea.node.dataset.seqlabLive = m[1]; names.push(m[1]); }
+    });
+    return names;
+}"""
+# 从最后一次控件操作（拖动中的移动、松开鼠标、选择、按键、输入）到图里最后一次 DOM 变化；
+# 图安静 600 ms 才算画完。拖动中图已经跟着变的（continuous_update），量的是最后一次移动之后还要等多久。
+WATCH = """name => new Promise(resolve => {
+    const root = document.querySelector(`[data-seqlab-live="${name}"]`);
+    const plots = [...root.querySelectorAll('.js-plotly-plot')];
+    const inputs = [], changes = [];
+    let timer = null;
+    const onEvent = e => { if (e.type !== 'pointermove' || e.buttons) inputs.push(performance.now()); };
+    const events = ['pointerdown', 'pointermove', 'pointerup', 'change', 'keyup', 'input'];
+    events.forEach(e => root.addEventListener(e, onEvent, true));
+    const done = () => {
+        obs.disconnect(); clearTimeout(giveUp);
+        events.forEach(e => root.removeEventListener(e, onEvent, true));
+        const last = changes.at(-1), cause = inputs.filter(t => t <= last).at(-1);
+        resolve(last === undefined || cause === undefined ? null : last - cause);
+    };
+    const obs = new MutationObserver(() => {
+        if (!inputs.length) return;
+        changes.push(performance.now()); clearTimeout(timer); timer = setTimeout(done, 600);
+    });
+    plots.forEach(p => obs.observe(p, {subtree: true, childList: true, attributes: true, characterData: true}));
+    const giveUp = setTimeout(done, 8000);
+})"""
+CHANGES = 5
+
+
+def _run_all(view):
+    view.command("notebook:run-all-cells")
+    view.page.wait_for_function(
+        """() => {
+            const panel = window.jupyterapp.shell.currentWidget;
+            const code = panel.content.widgets.filter(c => c.model.type === 'code');
+            return panel.sessionContext.session?.kernel?.status === 'idle'
+                && code.every(c => c.model.executionCount !== null);
+        }""", timeout=600_000, polling=500)
+
+
+def _act(page, root, step: int) -> str:
+    """对一个实时探索器做一次真实的控件操作：优先拖动滑块，其次选下拉菜单、点切换按钮、输入文字。"""
+    handle = root.locator(".widget-slider .noUi-handle, .widget-slider .ui-slider-handle").first
+    if handle.count():
+        handle.scroll_into_view_if_needed()
+        box = handle.bounding_box()
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        page.mouse.move(x, y)
+        page.mouse.down()
+        page.mouse.move(x + (25 if step % 2 == 0 else -25), y, steps=4)
+        page.mouse.up()
+        return "拖动滑块"
+    select = root.locator(".widget-dropdown select").first
+    if select.count():
+        options = select.locator("option").all_inner_texts()
+        select.select_option(index=(step + 1) % len(options))
+        return "选择下拉菜单"
+    buttons = root.locator(".widget-toggle-buttons button:not(.mod-active)").first
+    if buttons.count():
+        buttons.click()
+        return "点切换按钮"
+    text = root.locator(".widget-text input[type=text], .widget-combobox input").first
+    text.click()
+    page.keyboard.press("End")
+    page.keyboard.type("好" if step % 2 == 0 else "的", delay=60)
+    page.keyboard.press("Enter")
+    return "输入文字"
+
+
+def _figure_state(root) -> str:
+    return root.evaluate("r => [...r.querySelectorAll('.js-plotly-plot')].map(p => JSON.stringify(p.data)).join('|')")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_run_all_and_live_explorers_answer_real_controls(browser, lab, path):
+    view = _open(browser, lab, path, f"run-{path.stem}")
+    p = view.page
+    latency = {}
+    try:
+        _run_all(view)
+        names = p.evaluate(MARK_LIVE)
+        assert names == [n for s in _live_sources(path) for n in re.findall(r'explorers\.get\("(\w+)"\)\.live\(\)', s)]
+        for name in names:
+            root = p.locator(f'[data-seqlab-live="{name}"]')
+            root.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
+            root.scroll_into_view_if_needed()
+            samples = []
+            for step in range(CHANGES):
+                before = _figure_state(root)
+                p.evaluate(f"name => {{ window.__seqlabWatch = ({WATCH})(name); }}", name)
+                action = _act(p, root, step)
+                ms = p.evaluate("() => window.__seqlabWatch")
+                assert ms is not None, f"{name}：{action}之后图没有重画"
+                assert _figure_state(root) != before, f"{name}：{action}之后图的数据没有变"
+                samples.append(ms)
+            latency[name] = {"action": action, "ms": samples}
+            p.screenshot(path=os.path.join(SHOTS, f"{path.stem}-live-{name}.png"))
+        quiz = p.locator(".seqlab-quiz label").first
+        quiz.scroll_into_view_if_needed()
+        quiz.click()
+        assert p.evaluate("[...document.querySelectorAll('.seqlab-quiz .sq-feedback')].some(e => e.checkVisibility())")
+        assert not view.outside, f"请求离开了本机：{view.outside}"
+        assert not view.errors, f"控制台错误：{view.errors}"
+    finally:
+        _save_latency(path, latency)
+        view.close()
+
+
+def _live_sources(path) -> list[str]:
+    return [c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code" and ".live()" in c.source]
+
+
+def _save_latency(path, latency):
+    folder = os.path.join(ROOT, "_build", "lab-latency")
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, f"{path.stem}.json"), "w", encoding="utf-8") as f:
+        json.dump(latency, f, ensure_ascii=False, indent=1)
