@@ -181,8 +181,12 @@ def test_table1_counts_scale_like_the_formulas():
     d = 16
     small, large = tf.table1_counts(8, d), tf.table1_counts(16, d)
     for n, c in ((8, small), (16, large)):
-        assert c["self_attention"]["flops"] == 4 * n * n * d  # Q Kᵀ 与 α V 各 2·n·n·d
-        assert c["recurrent"]["flops"] == 4 * n * d * d  # 每步 x W_x 与 h W_h 各 2·d·d
+        # 只数跨位置混合：Q Kᵀ 与 α V 各 2·n·n·d；循环层每步只有 h W_h（2·d·d），x W_x 是逐位置的
+        assert c["self_attention"]["flops_mixing"] == 4 * n * n * d
+        assert c["recurrent"]["flops_mixing"] == 2 * n * d * d
+        # 整层：自注意力再加 W_Q、W_K、W_V、W_O 四个投影（各 2·n·d·d），循环层再加 x W_x
+        assert c["self_attention"]["flops_layer"] == 4 * n * n * d + 8 * n * d * d
+        assert c["recurrent"]["flops_layer"] == 4 * n * d * d
     assert small["self_attention"]["sequential"] == large["self_attention"]["sequential"]
     assert small["self_attention"]["path"] == large["self_attention"]["path"]
     step = large["recurrent"]["sequential"] - small["recurrent"]["sequential"]
@@ -218,6 +222,25 @@ def test_count_flops_agrees_with_pytorchs_flop_counter():
             step()
         ours = tf.count_flops(prefill_then_step())
     assert ours == theirs.get_total_flops()
+
+
+@pytest.mark.parametrize("S", [5, 12])
+def test_arithmetic_intensity_matches_the_sizes_of_the_model(S):
+    V, d, h, d_ff, L = 40, 16, 2, 48, 2
+    model = tf.TinyDecoder(V, d, h, d_ff, L).eval()
+    per_token = L * (8 * d * d + 4 * d * d_ff) + 2 * d * V  # 投影、FFN 与输出层：每个 token 2 × 权重数
+    # 权重：每层 4 个 d×d 投影 + FFN + 两个 LayerNorm，最后的 LayerNorm 与输出层；每个 float32 4 字节
+    weights = 4 * (L * (4 * (d * d + d) + 2 * d * d_ff + d_ff + d + 4 * d) + 2 * d + d * V + V)
+    kv = 2 * L * d * 4  # 每个位置：K 与 V × 层数 × d × 4 字节
+    prefill = tf.arithmetic_intensity(model, S, "prefill")
+    assert prefill.flops == S * per_token + L * 4 * S * S * d
+    assert prefill.weight_bytes == weights + S * d * 4 and prefill.cache_bytes == S * kv
+    decode = tf.arithmetic_intensity(model, S, "decode")
+    assert decode.flops == per_token + L * 4 * (S + 1) * d
+    assert decode.weight_bytes == weights + d * 4 and decode.cache_bytes == (S + 1) * kv
+    assert decode.flops_per_byte < 1 < prefill.flops_per_byte
+    with pytest.raises(InputError):
+        tf.arithmetic_intensity(model, S, "sideways")
 
 
 @pytest.mark.parametrize("norm_first", [False, True])

@@ -27,7 +27,7 @@ from torch.overrides import TorchFunctionMode
 
 from seqlab.attention import causal_mask, scaled_dot_product_attention
 from seqlab.errors import InputError, guard_memory
-from seqlab.rnn import ElmanRNN, graph_depth
+from seqlab.rnn import ElmanRNN, graph_depth, phi_fn
 from seqlab.runtime import cpu_clock, single_thread, timing_samples
 from seqlab.train import builder, fit, recipe, save
 
@@ -639,10 +639,14 @@ def graph_distance(output: torch.Tensor, leaf: torch.Tensor) -> int:
 
 
 def table1_counts(n: int, d: int, *, seed: int = 0) -> dict[str, dict[str, int]]:
-    """在长度 ``n``、宽度 ``d`` 上实测表 1 的三项，分别对自注意力层与循环层（``seqlab.rnn.ElmanRNN``）：
+    """在长度 ``n``、宽度 ``d`` 上实测表 1 的三项，分别对自注意力层与循环层（``seqlab.rnn.ElmanRNN``）。
 
-    * ``flops``：这一层跨位置混合部分的浮点运算数——自注意力是 ``softmax(QKᵀ/√d)V`` 的两次矩阵乘，
-      循环层是每步的 ``W_x x_t`` 与 ``W_h h_{t-1}``；
+    运算量按两种口径各数一次，两种口径对两种层一视同仁：
+
+    * ``flops_mixing``：只数**跨位置混合**的部分——自注意力是 ``softmax(QKᵀ/√d)V`` 的两次矩阵乘
+      （``4n²d``），循环层是每步的 ``W_h h_{t-1}``（``2nd²``）；逐位置的投影（``W_Q``、``W_K``、``W_V``、
+      ``W_O`` 与循环层的 ``W_x x_t``）都不计；
+    * ``flops_layer``：整层的全部矩阵乘法——自注意力再加四个投影（``8nd²``），循环层再加 ``W_x x_t``（``2nd²``）；
     * ``sequential``：整张计算图最长依赖链的运算数（必须串行的步数）；
     * ``path``：从第 1 个位置的输入到第 n 个位置输出的最短依赖链的运算数。
     """
@@ -661,16 +665,71 @@ def table1_counts(n: int, d: int, *, seed: int = 0) -> dict[str, dict[str, int]]
             h, _ = rnn.step(x_t, h)
         return h
 
+    U = X[0] @ rnn.W_x.T  # (n, d)：逐位置的 W_x x_t，可以先对所有位置一次算完
+
+    def recurrence_only() -> None:  # 真正必须一步接一步的部分：h_t = φ(u_t + W_h h_{t-1} + b)
+        h = torch.zeros(d)
+        for u_t in U:
+            h = phi_fn(u_t + h @ rnn.W_h.T + rnn.b, rnn.phi)
+
     h_n = run_rnn()
     return {
         "self_attention": {
-            "flops": count_flops(lambda: scaled_dot_product_attention(Q, K, V)),
+            "flops_mixing": count_flops(lambda: scaled_dot_product_attention(Q, K, V)),
+            "flops_layer": count_flops(lambda: attn(X)),
             "sequential": graph_depth(Y_attn),
             "path": graph_distance(Y_attn[0, -1], xs[0]),
         },
         "recurrent": {
-            "flops": count_flops(run_rnn),
+            "flops_mixing": count_flops(recurrence_only),
+            "flops_layer": count_flops(run_rnn),
             "sequential": graph_depth(h_n),
             "path": graph_distance(h_n, xs[0]),
         },
     }
+
+
+# ---------------------------------------------------------------- 算术强度：每搬 1 字节做多少次运算
+@dataclass(frozen=True)
+class Intensity:
+    """一次前向的运算量与搬运量。``flops``：矩阵乘法的浮点运算数（``count_flops`` 数出）；
+    ``weight_bytes``：这次前向读到的权重（矩阵乘法用到的全部参数，每个至少读一遍，Embedding 只读用到的行）；
+    ``cache_bytes``：读写的 KV cache（Prefill 写入 S 个位置，一步 Decode 读入 T 个旧位置、写入 1 个新位置）。"""
+
+    flops: int
+    weight_bytes: int
+    cache_bytes: int
+
+    @property
+    def bytes_moved(self) -> int:
+        return self.weight_bytes + self.cache_bytes
+
+    @property
+    def flops_per_byte(self) -> float:
+        return self.flops / self.bytes_moved
+
+
+def _matmul_weight_bytes(model: TinyDecoder) -> int:
+    """每次前向都要完整读一遍的参数：Embedding 表以外的全部参数（真实张量的字节数）。"""
+    return sum(p.nbytes for name, p in model.named_parameters() if not name.startswith("embed."))
+
+
+@torch.no_grad()
+def arithmetic_intensity(model: TinyDecoder, S: int, mode: str) -> Intensity:
+    """``mode = "prefill"``：一次处理 ``S`` 个 token；``mode = "decode"``：上下文已有 ``S`` 个 token 时的一步。
+
+    运算量是在真实模型上数出来的；字节数来自真实张量：参数的 ``nbytes``、前向前后 KV cache 的 ``nbytes()``，
+    以及 Embedding 表里真正被读到的行。
+    """
+    _guard_decoder(model, S + 1)
+    ids = torch.zeros(1, S + 1, dtype=torch.long)
+    row_bytes = model.embed.weight[0].nbytes
+    cache = KVCache()
+    if mode == "prefill":
+        flops = count_flops(lambda: model(ids[:, :S], cache))
+        return Intensity(flops, _matmul_weight_bytes(model) + S * row_bytes, cache.nbytes())
+    if mode == "decode":
+        model(ids[:, :S], cache)
+        flops = count_flops(lambda: model(ids[:, S:], cache))
+        return Intensity(flops, _matmul_weight_bytes(model) + row_bytes, cache.nbytes())
+    raise InputError(f"未知的模式 {mode!r}；可选 'prefill' 或 'decode'。")

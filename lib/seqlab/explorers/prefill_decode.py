@@ -262,14 +262,15 @@ def table1_table(counts: dict[int, dict[str, dict[str, int]]], d: int, ns: tuple
     """Vaswani 等（2017）表 1 的三列，公式旁边写上在几个长度 n（默认全部）上实测的计数（HTML 表）。"""
     ns = sorted(ns or counts)
     kinds = [
-        ("自注意力", "self_attention", "O(n²·d)", "O(1)", "O(1)"),
+        ("自注意力", "self_attention", "O(n²·d)（不含投影）", "O(1)", "O(1)"),
         ("循环层（RNN）", "recurrent", "O(n·d²)", "O(n)", "O(n)"),
     ]
     head = "、".join(f"n = {n}" for n in ns)
     header = [
         "层的类型",
         "每层运算量",
-        f"实测 FLOP（{head}）",
+        f"实测 FLOP：只数跨位置混合（{head}）",
+        f"实测 FLOP：整层（{head}）",
         "串行步数",
         "实测最长依赖链",
         "最长路径",
@@ -277,10 +278,11 @@ def table1_table(counts: dict[int, dict[str, dict[str, int]]], d: int, ns: tuple
     ]
     rows = []
     for name, key, cost, seq, path in kinds:
-        flops = " / ".join(f"{counts[n][key]['flops']:,}" for n in ns)
+        mixing = " / ".join(f"{counts[n][key]['flops_mixing']:,}" for n in ns)
+        layer = " / ".join(f"{counts[n][key]['flops_layer']:,}" for n in ns)
         depth = " / ".join(str(counts[n][key]["sequential"]) for n in ns)
         dist = " / ".join(str(counts[n][key]["path"]) for n in ns)
-        rows.append([name, cost, flops, seq, depth, path, dist])
+        rows.append([name, cost, mixing, layer, seq, depth, path, dist])
     return _html_table(
         header, rows, f"d = {d}；“实测”三列都是数出来的（运算次数、计算图里的运算个数），不是计时，没有抖动。"
     )
@@ -292,7 +294,9 @@ KINDS = (("self_attention", "自注意力", PALETTE[0]), ("recurrent", "循环�
 def table1_figure(counts: dict[int, dict[str, dict[str, int]]], d: int) -> go.Figure:
     """表 1 的三列画成三张图（双对数坐标：直线的斜率就是 n 的指数）。
 
-    点是从库里的模型实际数出来的；第一张图的虚线是公式 ``4n²d`` 与 ``4nd²``，两条线在 ``n = d`` 处相交。
+    点是从库里的模型实际数出来的。第一张图按同一个口径比较两种层：实心点只数跨位置混合
+    （虚线是公式 ``4n²d`` 与 ``2nd²``，在 ``n = d/2`` 处相交），空心点数整层（自注意力多了 ``8nd²`` 的投影，
+    循环层多了 ``2nd²`` 的 ``W_x x_t``）。
     """
     ns = sorted(counts)
     fig = make_subplots(
@@ -301,7 +305,7 @@ def table1_figure(counts: dict[int, dict[str, dict[str, int]]], d: int) -> go.Fi
         horizontal_spacing=0.09,
         subplot_titles=("每层运算量（FLOP）", "必须串行的运算数", "x₁ 到 yₙ 的最短依赖链"),
     )
-    formulas = {"self_attention": ("4n²d", lambda n: 4 * n * n * d), "recurrent": ("4nd²", lambda n: 4 * n * d * d)}
+    formulas = {"self_attention": ("4n²d", lambda n: 4 * n * n * d), "recurrent": ("2nd²", lambda n: 2 * n * d * d)}
     for key, name, color in KINDS:
         label, formula = formulas[key]
         fig.add_trace(
@@ -312,18 +316,27 @@ def table1_figure(counts: dict[int, dict[str, dict[str, int]]], d: int) -> go.Fi
             ),
             row=1, col=1,
         )
-        for col, field in enumerate(("flops", "sequential", "path"), start=1):
+        fig.add_trace(
+            go.Scatter(
+                x=ns, y=[counts[n][key]["flops_layer"] for n in ns], mode="markers",
+                marker={"color": color, "size": 8, "symbol": "circle-open", "line": {"width": 2}},
+                name=f"{name}：整层（实测）", legendgroup=key + "l",
+                hovertemplate=f"n = %{{x}}<br>整层 %{{y:,}}<extra>{name}</extra>",
+            ),
+            row=1, col=1,
+        )
+        for col, field in enumerate(("flops_mixing", "sequential", "path"), start=1):
             fig.add_trace(
                 go.Scatter(
                     x=ns, y=[counts[n][key][field] for n in ns], mode="markers" if col == 1 else "lines+markers",
                     marker={"color": color, "size": 8}, line={"color": color},
-                    name=f"{name}：实测", legendgroup=key, showlegend=col == 1,
+                    name=f"{name}：只数混合（实测）", legendgroup=key, showlegend=col == 1,
                     hovertemplate=f"n = %{{x}}<br>实测 %{{y:,}}<extra>{name}</extra>",
                 ),
                 row=1, col=col,
             )
-    fig.add_vline(x=d, line={"color": "#888888", "dash": "dot", "width": 1}, row=1, col=1)
-    fig.add_annotation(x=math.log10(d), y=1, yref="y domain", text=f"n = d = {d}", showarrow=False,
+    fig.add_vline(x=d / 2, line={"color": "#888888", "dash": "dot", "width": 1}, row=1, col=1)
+    fig.add_annotation(x=math.log10(d / 2), y=1, yref="y domain", text=f"n = d/2 = {d // 2}", showarrow=False,
                        xanchor="right", yanchor="top", xshift=-4, row=1, col=1)
     for col, field in ((2, "sequential"), (3, "path")):  # 在两条线的右端标上表 1 里的阶
         for key, shift in (("self_attention", -12), ("recurrent", 12)):
