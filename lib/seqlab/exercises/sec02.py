@@ -77,24 +77,46 @@ def check_lookup(lookup_rows, lookup_onehot):
     return "两种写法给出同一个向量；但 one-hot 乘法要造 n×V 的矩阵、做 n·V·d 次乘加，索引只需拷贝 n 行。"
 
 
+def _embedding_share(model: nn.Module) -> tuple[int, int]:
+    """参考：Embedding 子模块自己的参数个数，与全部参数的个数（共享的张量只算一次）。"""
+    from seqlab.embedding import Embedding
+
+    tables = [m for m in model.modules() if isinstance(m, (Embedding, nn.Embedding))]
+    return sum(p.numel() for m in tables for p in m.parameters(recurse=False)), sum(p.numel() for p in model.parameters())
+
+
 @checker(
     "1.2.3",
-    "Embedding 表有多大",
-    objective="用 V×d 估算 Embedding 表的参数量和内存",
+    "Embedding 表占了模型的多少",
+    objective="数出 Embedding 表在真实模型里占多少参数，看到词表变大时它怎样吞掉整个模型",
     difficulty=1,
     minutes=5,
 )
-def check_embedding_cost(embedding_cost):
-    """``embedding_cost(V, d, bytes_per_param) -> (参数个数, 字节数)``。"""
-    for V, d, b in [(246, 32, 4), (50257, 768, 4), (50257, 768, 2), (152064, 4096, 2)]:
-        got = call(embedding_cost, V, d, b)
-        expect(isinstance(got, tuple) and len(got) == 2, f"应返回 (参数个数, 字节数) 两个数，你返回了 {got!r}。")
-        params, nbytes = got
-        if params == V + d:
-            fail("参数个数不是 V + d：表里每个 token 一行、每行 d 个数，一共 V × d 个。")
-        expect_close(params, V * d, f"V={V}、d={d} 的参数个数")
-        expect_close(nbytes, V * d * b, f"V={V}、d={d}、每个参数 {b} 字节时的内存（字节）")
-    return "V=50257、d=768 的表就有 3860 万个参数；词表越大，这张表越占地方——这是选择词表大小时的另一面。"
+def check_embedding_share(embedding_share, shares):
+    """``embedding_share(model) -> (Embedding 参数个数, 全部参数个数)``；``shares = {"本节的模型": 比例, "V = 50257": 比例}``。"""
+    from seqlab import embedding, train
+
+    book = train.load("embedding").model
+    untied = nn.Sequential(nn.Embedding(100, 8), nn.Linear(8, 100))
+    tied = nn.Sequential(nn.Embedding(100, 8), nn.Linear(8, 100, bias=False))
+    tied[1].weight = tied[0].weight
+    cases = {"本节的模型": book, "V = 50257": embedding.MaskedWordModel(50257, 32, 2),
+             "nn.Embedding + 不共享的输出层": untied, "nn.Embedding + 共享的输出层": tied}
+    for name, m in cases.items():
+        got = call(embedding_share, m)
+        want = _embedding_share(m)
+        expect(isinstance(got, tuple) and len(got) == 2, f"应返回 (Embedding 参数个数, 全部参数个数)，你返回了 {got!r}。")
+        if name.endswith("共享的输出层") and got[1] == want[1] + want[0]:
+            fail("共享的权重被数了两次：model.parameters() 本身就只给出一次，不要把各层的参数分别相加。")
+        expect_close(got[0], want[0], f"{name} 的 Embedding 参数个数")
+        expect_close(got[1], want[1], f"{name} 的全部参数个数")
+    expect(isinstance(shares, dict), "还没有算 shares：写好函数后，把 shares 改成两个比例组成的字典。")
+    expect(set(shares) == {"本节的模型", "V = 50257"}, f"shares 的键应是「本节的模型」和「V = 50257」，你给的是 {sorted(shares)!r}。")
+    for name in shares:
+        n_emb, n_all = _embedding_share(cases[name])
+        expect_close(shares[name], n_emb / n_all, f"{name} 里 Embedding 所占的比例")
+    return (f"本节的模型里 Embedding 占 {shares['本节的模型']:.0%}；词表放大到 50257、其余不变，它占 {shares['V = 50257']:.1%}。"
+            "词表大小是参数量里最容易被忽略的一项。")
 
 
 @checker(
