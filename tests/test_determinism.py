@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import seqlab
-from seqlab import explorers, exercises, train
+from seqlab import exercises, explorers, train
 
 seqlab.setup()
 
