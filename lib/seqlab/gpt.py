@@ -1,0 +1,296 @@
+"""第 1.6 节：一个会写中文的小 GPT。
+
+就是 ``seqlab.transformer.TinyDecoder``（decoder-only、因果掩码、带 KV cache），只是换成在本书语料上
+逐字训练：每句话前面加 〈始〉、后面加 〈终〉，模型在每个位置预测下一个字。
+
+* 词表：训练集里出现的每个字，再加 4 个特殊 token；
+* 解码：贪心（每步取概率最高的字），或按温度 ``temperature`` 与 ``top_k`` 采样——采样一律用调用者给的
+  ``torch.Generator``，不碰全局随机数；
+* 逐步记录：每一步的新 token、前几名候选的概率、它的 Query 在每层每个头上对前文的注意力，以及这一步
+  哪些 Key/Value 行是从缓存里读的、哪些是这一步新算的（由真实的 ``KVCache`` 的长度读出）；
+* 度量：沿一次真实的生成，每一步的运算量、搬运的字节（``transformer.arithmetic_intensity``）与
+  CPU 时间，有缓存与每步重算各一份。
+
+本模块只依赖 torch；画图在 ``seqlab.explorers.gpt_steps`` 里。
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import cache
+from statistics import median
+
+import torch
+from torch import nn
+
+from seqlab import corpus
+from seqlab import transformer as tf
+from seqlab.errors import InputError
+from seqlab.runtime import cpu_clock, single_thread, timing_samples
+from seqlab.tokenize import PAD, UNK, Vocab
+from seqlab.train import builder, fit, recipe, save
+
+BOS, EOS = "〈始〉", "〈终〉"
+SPECIALS = (PAD, UNK, BOS, EOS)
+SHOWN = {BOS: "〈始〉", EOS: "〈终〉", UNK: "〈未知〉", PAD: "〈空〉"}
+
+NAME = "gpt_chars"
+SEED = 2017
+MODEL_KEYS = ("vocab_size", "d_model", "n_heads", "d_ff", "n_layers", "norm_first")
+ARCH = {"d_model": 64, "n_heads": 4, "d_ff": 192, "n_layers": 2, "norm_first": True}
+MAX_CONTEXT = 64  # 训练时最长的句子不到 30 个 token；再长的上下文模型没见过，也不让探索器去算
+
+
+# ---------------------------------------------------------------- 词表与编码
+@cache
+def book_vocab() -> Vocab:
+    """训练集（``corpus.train_test_split`` 的前一份）里的每个字，按出现次数排序，前面是 4 个特殊 token。"""
+    train, _ = corpus.train_test_split(corpus.book_corpus())
+    return Vocab((ch for s in train for ch in s), specials=SPECIALS)
+
+
+def vocab_of(config: dict) -> Vocab:
+    """检查点的 config 里存着词表（``itos``）：模型与它的词表总在一起。"""
+    return Vocab.from_itos(config["itos"])
+
+
+def encode_prompt(text: str, vocab: Vocab) -> torch.Tensor:
+    """``〈始〉 + text`` 的 id，形状 ``(1, 1 + len(text))``。语料里没有的字直接拒绝（中文说明），不悄悄换成 〈未知〉。"""
+    unknown = sorted({ch for ch in text if ch not in vocab or ch in SPECIALS})
+    if unknown:
+        raise InputError(f"这些字在本书的语料里没有出现过，模型不认识：{''.join(unknown)}。请换成语料里的字。")
+    return torch.tensor([[vocab.stoi[BOS]] + vocab.encode(text)])
+
+
+def sentence_ids(sentences: Sequence[str], vocab: Vocab) -> torch.Tensor:
+    """每句 ``〈始〉 + 句子 + 〈终〉``，右边用 ``<pad>`` 补齐：``(B, 最长句子 + 2)``。"""
+    rows = [[vocab.stoi[BOS]] + vocab.encode(s) + [vocab.stoi[EOS]] for s in sentences]
+    width = max(len(r) for r in rows)
+    pad = vocab.stoi[PAD]
+    return torch.tensor([r + [pad] * (width - len(r)) for r in rows])
+
+
+def token_nll(model: tf.TinyDecoder, ids: torch.Tensor) -> torch.Tensor:
+    """``ids (B, S)`` 里每个非填充位置上 ``-log p(下一个 token | 前文)`` 的总和与个数：``(总和, 个数)``。
+
+    因果掩码保证补在右边的 ``<pad>`` 影响不到它前面的位置；``<pad>``（``SPECIALS`` 排第一，id 为 0）本身不计入。
+    """
+    logits = model(ids[:, :-1])  # (B, S-1, V)
+    target = ids[:, 1:]
+    total = nn.functional.cross_entropy(logits.transpose(1, 2), target, ignore_index=0, reduction="sum")
+    return total, int((target != 0).sum())
+
+
+def lm_loss(model: tf.TinyDecoder, ids: torch.Tensor) -> torch.Tensor:
+    total, n = token_nll(model, ids)
+    return total / n
+
+
+@torch.no_grad()
+def heldout_perplexity(model: tf.TinyDecoder, sentences: Sequence[str], vocab: Vocab) -> float:
+    """困惑度 ``exp(-(1/N) Σ log p(x_t | x_{<t}))``：与 ``seqlab.lm.perplexity`` 同一口径——
+    N 数的是每个字再加句尾，第一个字只以句首为条件。"""
+    total, n = token_nll(model, sentence_ids(sentences, vocab))
+    return math.exp(total.item() / n)
+
+
+# ---------------------------------------------------------------- 训练配方
+def _batches(sentences: Sequence[str], vocab: Vocab, size: int, seed: int) -> Iterator[tuple[torch.Tensor]]:
+    rng = random.Random(seed)
+    while True:
+        yield (sentence_ids(rng.sample(sentences, size), vocab),)
+
+
+@recipe(NAME, tolerances={"heldout_perplexity": 0.15, "final_loss": 0.05})
+def train_gpt(steps: int = 1000, progress: bool = False):
+    """固定种子、单线程，在训练集上逐字训练一个 2 层、每层 4 个头的小 GPT，保存检查点 ``gpt_chars``。
+
+    不改变调用者的全局随机数（``fork_rng``）；``meta["cpu_seconds"]`` 是训练占用的 CPU 时间。
+    """
+    vocab = book_vocab()
+    train, test = corpus.train_test_split(corpus.book_corpus())
+    config = {"vocab_size": len(vocab), **ARCH, "itos": vocab.itos}
+    with torch.random.fork_rng(devices=[]), single_thread():
+        torch.manual_seed(SEED)
+        model = build_gpt(config)
+        start = cpu_clock()
+        log = fit(model, _batches(train, vocab, 32, SEED), lm_loss, steps=steps, lr=3e-3, lr_end=3e-4,
+                  progress=progress, desc="小 GPT")
+        cpu_seconds = cpu_clock() - start
+    meta = {
+        "seed": SEED, "steps": steps, "batch": 32, "cpu_seconds": round(cpu_seconds, 1),
+        "final_loss": sum(log.losses[-50:]) / 50, "heldout_perplexity": heldout_perplexity(model, test, vocab),
+        "parameters": sum(p.numel() for p in model.parameters()),
+    }
+    return save(NAME, model, config, meta)
+
+
+@builder(NAME)
+def build_gpt(config: dict) -> tf.TinyDecoder:
+    """由检查点的 config 新建（未训练的）``TinyDecoder``；config 里另存的词表 ``itos`` 不进模型。"""
+    return tf.TinyDecoder(**{k: config[k] for k in MODEL_KEYS})
+
+
+# ---------------------------------------------------------------- 解码：贪心与采样
+def next_token_probs(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None) -> torch.Tensor:
+    """``logits (V,)`` → 采样用的分布 ``(V,)``：先除以温度 ``τ``，只留概率最高的 ``top_k`` 个，再 softmax。
+
+    ``τ < 1`` 让分布更尖（更像贪心），``τ > 1`` 让它更平；``top_k=None`` 不截断。
+    """
+    if not (isinstance(temperature, (int, float)) and math.isfinite(temperature) and temperature > 0):
+        raise InputError(f"温度必须是正的有限数，现在是 {temperature!r}。")
+    V = logits.shape[-1]
+    if top_k is not None and not (isinstance(top_k, int) and 1 <= top_k <= V):
+        raise InputError(f"top-k 的 k 必须是 1 到 {V} 之间的整数，现在是 {top_k!r}。")
+    scaled = logits / temperature
+    if top_k is not None and top_k < V:
+        kth = scaled.topk(top_k).values[-1]
+        scaled = scaled.masked_fill(scaled < kth, float("-inf"))
+    return torch.softmax(scaled, dim=-1)
+
+
+@dataclass(frozen=True)
+class Decoding:
+    """怎样从分布里选下一个 token：``sample=False`` 贪心；否则按 ``temperature``、``top_k`` 采样，种子 ``seed``。"""
+
+    sample: bool = False
+    temperature: float = 1.0
+    top_k: int | None = None
+    seed: int = 0
+
+    def __post_init__(self):
+        next_token_probs(torch.zeros(len(SPECIALS)), self.temperature, None)  # 温度不合法时在这里就拒绝
+        if self.top_k is not None and not (isinstance(self.top_k, int) and self.top_k >= 1):
+            raise InputError(f"top-k 的 k 必须是正整数，现在是 {self.top_k!r}。")
+
+
+@dataclass(frozen=True)
+class Step:
+    """生成的一步。第 0 步是 Prefill（整段提示一次送入），之后每步是一次 Decode。
+
+    ``token``：这一步选出的 token；``probs``：按概率从高到低的前几名 ``(token, 概率)``（贪心与采样看到的是
+    同一个模型分布 ``softmax(logits)``）；``chosen_prob``：选中的 token 在这个分布里的概率；
+    ``attention[l][h]``：最后一个位置的 Query 在第 ``l`` 层第 ``h`` 个头上对全部 ``T`` 个位置的权重；
+    ``cached``：这一步从 KV cache 里读的行数（之前各步存下的）；``computed``：这一步新算的 K、V 行数。
+    """
+
+    index: int
+    context: list[str]
+    token: str
+    probs: list[tuple[str, float]]
+    chosen_prob: float
+    attention: list[list[list[float]]]
+    cached: int
+    computed: int
+
+
+@torch.no_grad()
+def generate_steps(
+    model: tf.TinyDecoder, vocab: Vocab, prompt: str, max_new: int, decoding: Decoding = Decoding(),
+    *, top: int = 8,
+) -> list[Step]:
+    """从 ``〈始〉 + prompt`` 出发逐个生成，最多 ``max_new`` 步，写出 〈终〉 就停。
+
+    用 ``KVCache``：第 0 步把提示整段送入（全部 K、V 都是新算的），之后每步只送入上一步选出的 token。
+    采样用 ``torch.Generator().manual_seed(decoding.seed)``，不改变全局随机数。
+    """
+    ids = encode_prompt(prompt, vocab)
+    if not isinstance(max_new, int) or max_new < 1:
+        raise InputError(f"生成的步数必须是正整数，现在是 {max_new!r}。")
+    if ids.shape[1] + max_new > MAX_CONTEXT:
+        raise InputError(f"提示 {ids.shape[1] - 1} 个字、再生成 {max_new} 步，超过了模型能处理的 {MAX_CONTEXT} 个位置。")
+    generator = torch.Generator().manual_seed(decoding.seed)
+    cache, new, context, steps = tf.KVCache(), ids, vocab.decode(ids[0].tolist()), []
+    for index in range(max_new):
+        cached = cache.length
+        logits, weights = model(new, cache, return_weights=True)
+        p = torch.softmax(logits[0, -1], dim=-1)
+        if decoding.sample:
+            q = next_token_probs(logits[0, -1], decoding.temperature, decoding.top_k)
+            nxt = int(torch.multinomial(q, 1, generator=generator))
+        else:
+            nxt = int(p.argmax())
+        best = p.topk(top)
+        token = vocab.itos[nxt]
+        steps.append(Step(
+            index=index, context=list(context), token=token,
+            probs=[(vocab.itos[i], v) for i, v in zip(best.indices.tolist(), best.values.tolist())],
+            chosen_prob=p[nxt].item(),
+            attention=[alpha[0, :, -1].tolist() for alpha in weights],
+            cached=cached, computed=cache.length - cached,
+        ))
+        context.append(token)
+        if token == EOS:
+            break
+        new = torch.tensor([[nxt]])
+    return steps
+
+
+def generate_text(model: tf.TinyDecoder, vocab: Vocab, prompt: str, max_new: int = 30,
+                  decoding: Decoding = Decoding()) -> str:
+    """提示加上生成的字（不含 〈始〉、〈终〉）。"""
+    steps = generate_steps(model, vocab, prompt, max_new, decoding)
+    return prompt + "".join(s.token for s in steps if s.token != EOS)
+
+
+def show(token: str) -> str:
+    """特殊 token 在图里的写法。"""
+    return SHOWN.get(token, token)
+
+
+# ---------------------------------------------------------------- 度量：沿一次生成的每一步
+@dataclass(frozen=True)
+class StepCost:
+    """生成的第 ``index`` 步。``T``：这一步开始时缓存里已有的位置数（第 0 步是 Prefill，缓存还是空的）。
+
+    ``cache``、``recompute``：有 KV cache 与每步重算时的 ``transformer.Intensity``（运算量、搬运的字节）；
+    ``seconds_cache``、``seconds_recompute``：这台机器此刻测得的 CPU 时间（中位数，秒），只显示、不断言。
+    """
+
+    index: int
+    T: int
+    cache: tf.Intensity
+    recompute: tf.Intensity
+    seconds_cache: float
+    seconds_recompute: float
+
+
+def step_costs(model: tf.TinyDecoder, prompt_len: int, n_new: int, *, repeats: int = 5) -> list[StepCost]:
+    """提示 ``prompt_len`` 个 token、再生成 ``n_new`` 个时每一步的代价。
+
+    第 0 步：有缓存时就是 Prefill（``prompt_len`` 个位置一次算完）；之后第 ``k`` 步上下文有
+    ``T = prompt_len + k`` 个位置：有缓存时只算 1 个新位置、读 ``T`` 行旧的 K、V；每步重算时把
+    ``T + 1`` 个位置整段再算一遍（等于一次长度 ``T + 1`` 的 Prefill）。
+    """
+    costs = []
+    for k in range(n_new):
+        T = prompt_len + k - 1  # 第 k 步开始前已经缓存的位置数（第 0 步之前没有缓存）
+        if k == 0:
+            cached = tf.arithmetic_intensity(model, prompt_len, "prefill")
+            seconds = _median_prefill(model, prompt_len, repeats)
+            costs.append(StepCost(0, 0, cached, cached, seconds, seconds))
+            continue
+        timing = tf.decode_step_cost(model, T, repeats=repeats)
+        costs.append(StepCost(
+            k, T, tf.arithmetic_intensity(model, T, "decode"), tf.arithmetic_intensity(model, T + 1, "prefill"),
+            timing["seconds_cache"], timing["seconds_recompute"],
+        ))
+    return costs
+
+
+@torch.no_grad()
+def _median_prefill(model: tf.TinyDecoder, S: int, repeats: int) -> float:
+    ids = torch.zeros(1, S, dtype=torch.long)
+    with single_thread():
+        return median(timing_samples(lambda: model(ids, tf.KVCache()), repeats))
+
+
+@torch.no_grad()
+def cache_tensor_bytes(model: tf.TinyDecoder, T: int) -> int:
+    """Prefill ``T`` 个 token 后，真实缓存里所有 K、V 张量的 ``.nbytes`` 之和（不经过任何公式）。"""
+    cache = tf.KVCache()
+    model(torch.zeros(1, T, dtype=torch.long), cache)
+    return sum(t.nbytes for t in cache.K + cache.V)

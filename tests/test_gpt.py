@@ -1,0 +1,175 @@
+"""第 1.6 节的小 GPT：训练、解码、逐步记录与度量，都和独立的算法比对。"""
+
+import math
+import random
+
+import pytest
+import torch
+
+from seqlab import corpus, gpt, lm, train
+from seqlab import transformer as tf
+from seqlab.errors import InputError
+
+
+@pytest.fixture(scope="module")
+def ckpt():
+    return train.load(gpt.NAME)
+
+
+@pytest.fixture(scope="module")
+def vocab(ckpt):
+    return gpt.vocab_of(ckpt.config)
+
+
+def test_vocabulary_covers_the_corpus_and_unknown_characters_are_refused_in_chinese(vocab):
+    assert vocab.itos == gpt.book_vocab().itos
+    assert set("".join(corpus.book_corpus())) <= set(vocab.itos)
+    assert gpt.encode_prompt("他一口气", vocab).tolist() == [[vocab.stoi[gpt.BOS]] + [vocab.stoi[c] for c in "他一口气"]]
+    for bad in ("😀", "他𠀀", gpt.EOS):
+        with pytest.raises(InputError, match="模型不认识"):
+            gpt.encode_prompt(bad, vocab)
+
+
+def test_checkpoint_is_small_and_its_size_matches_the_architecture(ckpt):
+    n = sum(p.numel() for p in ckpt.model.parameters())
+    c, V = ckpt.config, ckpt.config["vocab_size"]
+    d, d_ff, L = c["d_model"], c["d_ff"], c["n_layers"]
+    block = 4 * (d * d + d) + 2 * d * d_ff + d_ff + d + 4 * d
+    assert n == V * d + L * block + 2 * d + d * V + V == ckpt.meta["parameters"]
+    assert n < 300_000
+    assert train.weights_path(gpt.NAME).stat().st_size <= 2 * 2**20
+    assert ckpt.meta["cpu_seconds"] > 0 and set(train.TOLERANCES[gpt.NAME]) <= set(ckpt.meta)
+
+
+def _perplexity_one_by_one(model, vocab, sentences):
+    """逐句、逐位置地把前文送进模型，用 log_softmax 取出下一个 token 的对数概率：不补齐、不批处理。"""
+    total, n = 0.0, 0
+    with torch.no_grad():
+        for s in sentences:
+            ids = [vocab.stoi[gpt.BOS]] + vocab.encode(s) + [vocab.stoi[gpt.EOS]]
+            for t in range(1, len(ids)):
+                logp = torch.log_softmax(model(torch.tensor([ids[:t]]))[0, -1], -1)
+                total -= logp[ids[t]].item()
+                n += 1
+    return math.exp(total / n), n
+
+
+def test_heldout_perplexity_matches_a_position_by_position_count(ckpt, vocab):
+    _, test = corpus.train_test_split(corpus.book_corpus())
+    few = test[:6]
+    want, n = _perplexity_one_by_one(ckpt.model, vocab, few)
+    assert n == sum(len(s) + 1 for s in few)  # 与 lm.perplexity 同一口径：每个字再加句尾
+    assert math.isclose(gpt.heldout_perplexity(ckpt.model, few, vocab), want, rel_tol=1e-4)
+    assert math.isclose(gpt.heldout_perplexity(ckpt.model, test, vocab), ckpt.meta["heldout_perplexity"], rel_tol=1e-5)
+
+
+def test_the_small_gpt_beats_every_ngram_order_on_held_out_sentences(ckpt):
+    _, test = corpus.train_test_split(corpus.book_corpus())
+    best_ngram = min(lm.perplexity(lm.book_model(n), test) for n in (1, 2, 3, 4))
+    assert ckpt.meta["heldout_perplexity"] < 0.6 * best_ngram
+
+
+def _brute_force_probs(logits, temperature, k):
+    values = logits.tolist()
+    keep = sorted(range(len(values)), key=lambda i: -values[i])[:k]
+    weights = [math.exp(values[i] / temperature) if i in keep else 0.0 for i in range(len(values))]
+    return [w / sum(weights) for w in weights]
+
+
+@pytest.mark.parametrize("temperature,k", [(1.0, 3), (0.5, 1), (2.0, 7), (0.7, 10)])
+def test_temperature_and_top_k_match_a_brute_force_distribution(temperature, k):
+    logits = torch.randn(10, generator=torch.Generator().manual_seed(k))
+    got = gpt.next_token_probs(logits, temperature, k)
+    assert torch.allclose(got, torch.tensor(_brute_force_probs(logits, temperature, k)), atol=1e-6)
+    assert int((got > 0).sum()) == k
+    assert torch.allclose(gpt.next_token_probs(logits), torch.softmax(logits, -1))
+
+
+@pytest.mark.parametrize("bad", [dict(temperature=0.0), dict(temperature=math.nan), dict(temperature=-1.0),
+                                 dict(top_k=0), dict(top_k=11), dict(top_k=2.5)])
+def test_bad_decoding_settings_are_refused_in_chinese(bad):
+    with pytest.raises(InputError, match="温度|top-k"):
+        gpt.next_token_probs(torch.zeros(10), bad.get("temperature", 1.0), bad.get("top_k"))
+
+
+def test_greedy_decoding_equals_the_recomputing_reference_and_reads_the_cache_as_recorded(ckpt, vocab):
+    prompt = "他一口气把"
+    steps = gpt.generate_steps(ckpt.model, vocab, prompt, 30)
+    ids = gpt.encode_prompt(prompt, vocab)
+    reference, _ = tf.generate(ckpt.model, ids, len(steps), use_cache=False)
+    assert [s.token for s in steps] == vocab.decode(reference[0, ids.shape[1]:].tolist())
+    assert steps[-1].token == gpt.EOS  # 贪心生成写完一句就停
+    P = ids.shape[1]
+    assert (steps[0].cached, steps[0].computed) == (0, P)
+    for k, s in enumerate(steps[1:], start=1):
+        assert (s.cached, s.computed) == (P + k - 1, 1)
+    # 每一步记下的注意力，等于把整段上下文从头算一遍（不用缓存）时最后一行的权重
+    with torch.no_grad():
+        for s in steps[::4]:
+            context = torch.tensor([vocab.encode(s.context)])
+            _, weights = ckpt.model(context, return_weights=True)
+            for layer, alpha in enumerate(weights):
+                assert torch.allclose(torch.tensor(s.attention[layer]), alpha[0, :, -1], atol=1e-5)
+            p = torch.softmax(ckpt.model(context)[0, -1], -1)
+            assert math.isclose(s.chosen_prob, p.max().item(), rel_tol=1e-5)
+
+
+def test_sampling_uses_its_own_generator_stays_in_the_top_k_and_is_reproducible(ckpt, vocab):
+    torch.manual_seed(5)
+    expected = torch.rand(3)
+    torch.manual_seed(5)
+    texts = {}
+    for seed in range(12):
+        decoding = gpt.Decoding(sample=True, temperature=1.5, top_k=2, seed=seed)
+        steps = gpt.generate_steps(ckpt.model, vocab, "苹果", 12, decoding)
+        for s in steps:
+            assert s.token in [t for t, _ in s.probs[:2]], "top-k = 2 时只能选前两名"
+        texts[seed] = "".join(s.token for s in steps)
+        assert texts[seed] == "".join(s.token for s in gpt.generate_steps(ckpt.model, vocab, "苹果", 12, decoding))
+    assert torch.equal(torch.rand(3), expected), "采样改动了全局随机数"
+    assert len(set(texts.values())) > 3
+    greedy = gpt.generate_text(ckpt.model, vocab, "苹果", 12)
+    assert all(gpt.generate_text(ckpt.model, vocab, "苹果", 12, gpt.Decoding(True, 1.0, 1, s)) == greedy
+               for s in range(3)), "top-k = 1 的采样就是贪心"
+
+
+def test_step_costs_match_hand_counts_and_the_cache_formula_matches_real_tensors(ckpt):
+    model, c = ckpt.model, ckpt.config
+    d, d_ff, L, V = c["d_model"], c["d_ff"], c["n_layers"], c["vocab_size"]
+    per_token = L * (8 * d * d + 4 * d * d_ff) + 2 * d * V
+    P = 6
+    costs = gpt.step_costs(model, P, 5, repeats=1)
+    assert costs[0].cache.flops == P * per_token + L * 4 * P * P * d  # Prefill：S 个位置，外加 QKᵀ 与 AV
+    for k, cost in enumerate(costs[1:], start=1):
+        T = P + k - 1
+        assert cost.T == T
+        assert cost.cache.flops == per_token + L * 4 * (T + 1) * d
+        assert cost.recompute.flops == (T + 1) * per_token + L * 4 * (T + 1) ** 2 * d
+        assert cost.cache.cache_bytes == (T + 1) * 2 * L * d * 4
+        assert cost.seconds_cache > 0 and cost.seconds_recompute > 0  # 用时只显示，不比大小
+    for T in (1, 7, 30, 64):
+        assert gpt.cache_tensor_bytes(model, T) == tf.kv_cache_bytes(model, T) == 2 * L * T * d * 4
+
+
+def test_generation_refuses_too_long_a_context(ckpt, vocab):
+    with pytest.raises(InputError, match="超过了模型能处理"):
+        gpt.generate_steps(ckpt.model, vocab, "他" * 50, 30)
+    with pytest.raises(InputError, match="正整数"):
+        gpt.generate_steps(ckpt.model, vocab, "他", 0)
+
+
+def test_recipe_is_bit_for_bit_reproducible_and_leaves_the_global_rng_alone(tmp_path, monkeypatch):
+    monkeypatch.setattr(train, "CHECKPOINT_DIR", tmp_path)  # 短训练写进临时目录，不碰随书的检查点
+    random.seed(3)
+    torch.manual_seed(3)
+    expected = (random.random(), torch.rand(2))
+    random.seed(3)
+    torch.manual_seed(3)
+    runs = []
+    for _ in range(2):
+        gpt.train_gpt(steps=15)
+        runs.append(train.read(gpt.NAME))
+    assert random.random() == expected[0] and torch.equal(torch.rand(2), expected[1]), "配方改动了全局随机数"
+    assert runs[0]["state_dict"].keys() == runs[1]["state_dict"].keys()
+    assert all(torch.equal(runs[0]["state_dict"][k], v) for k, v in runs[1]["state_dict"].items())
+    assert runs[0]["meta"]["heldout_perplexity"] == runs[1]["meta"]["heldout_perplexity"]
