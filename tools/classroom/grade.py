@@ -248,7 +248,7 @@ def write_gradebook(grades: list[Grade], assignment: dict, out: Path) -> Path:
 
 
 def grade_folder(
-    submissions: Path, assignments: Path, out: Path, section: str | None, jobs: int, limits: Limits
+    submissions: Path, assignments: Path, out: Path | None, section: str | None, jobs: int, limits: Limits
 ) -> Path:
     built = {
         load_assignment(d)["section"]: d
@@ -269,6 +269,7 @@ def grade_folder(
         print(
             "提示：评分没有以 root 运行，学生的代码与你的账户有相同的文件权限；请在容器里或用专门的账户评分。"
         )
+    out = out or ROOT / "_build" / "grades" / section
     out.mkdir(parents=True, exist_ok=True)
     out.chmod(0o700)
     (out / "feedback").mkdir(exist_ok=True)
@@ -315,8 +316,7 @@ def main(argv: list[str]) -> int:
         print(f"找不到提交文件夹：{args.submissions}")
         return 2
     limits = Limits(args.seconds, args.cell_seconds, int(args.memory_gb * 2**30))
-    out = args.out or ROOT / "_build" / "grades" / (args.section or "latest")
-    grade_folder(args.submissions, args.assignments, out, args.section, args.jobs, limits)
+    grade_folder(args.submissions, args.assignments, args.out, args.section, args.jobs, limits)
     return 0
 
 
