@@ -94,9 +94,9 @@ def _check_length(S) -> int:
 
 def _check_count(value, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InputError(f"{what}必须是整数，你给的是 {value!r}。")
+        raise InputError(f"{what} 必须是整数，你给的是 {value!r}。")
     if value < 1:
-        raise InputError(f"{what}至少是 1，你给的是 {value}。")
+        raise InputError(f"{what} 至少是 1，你给的是 {value}。")
     return value
 
 

@@ -105,7 +105,7 @@ def check_embedding_share(embedding_share, shares):
     for name, m in cases.items():
         got = call(embedding_share, m)
         want = _embedding_share(m)
-        expect(isinstance(got, tuple) and len(got) == 2, f"应返回 (Embedding 参数个数, 全部参数个数)，你返回了 {got!r}。")
+        expect(isinstance(got, tuple) and len(got) == 2, f"应返回两个数（Embedding 参数个数，全部参数个数），你返回了 {got!r}。")
         if name.endswith("共享的输出层") and got[1] == want[1] + want[0]:
             fail("共享的权重被数了两次：model.parameters() 本身就只给出一次，不要把各层的参数分别相加。")
         expect_close(got[0], want[0], f"{name} 的 Embedding 参数个数")

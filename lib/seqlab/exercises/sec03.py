@@ -12,7 +12,7 @@ from seqlab.exercises import call, checker, expect, expect_close, fail
 
 def _as_tensor(x, what: str) -> torch.Tensor:
     if not isinstance(x, torch.Tensor):
-        fail(f"{what}应该返回一个 torch.Tensor，你返回的是 {type(x).__name__}。")
+        fail(f"「{what}」应该返回一个 torch.Tensor，你返回的是 {type(x).__name__}。")
     return x.to(torch.float64)
 
 

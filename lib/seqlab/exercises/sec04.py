@@ -13,19 +13,19 @@ from seqlab.exercises import call, checker, expect, fail
 
 def _tensor(x, what: str) -> torch.Tensor:
     if not isinstance(x, torch.Tensor):
-        fail(f"{what}应该是 torch.Tensor，你返回的是 {type(x).__name__}。")
+        fail(f"{what} 应该是 torch.Tensor，你返回的是 {type(x).__name__}。")
     return x
 
 
 def _shape(x: torch.Tensor, shape: tuple[int, ...], what: str) -> None:
-    expect(tuple(x.shape) == shape, f"{what}的形状应为 {shape}，你的是 {tuple(x.shape)}。")
+    expect(tuple(x.shape) == shape, f"{what} 的形状应为 {shape}，你的是 {tuple(x.shape)}。")
 
 
 def _close(got: torch.Tensor, want: torch.Tensor, what: str, hint: str, tol: float = 1e-5) -> None:
     if not torch.isfinite(got).all():
-        fail(f"{what}里出现了 NaN 或无穷大。{hint}")
+        fail(f"「{what}」里出现了 NaN 或无穷大。{hint}")
     err = (got.double() - want.double()).abs().max().item()
-    expect(err <= tol, f"{what}与参考值最多差 {err:.3g}（允许 {tol:g}）。{hint}")
+    expect(err <= tol, f"「{what}」与参考值最多差 {err:.3g}（允许 {tol:g}）。{hint}")
 
 
 def _random_attention(seed: int, d_s: int = 5, d_hh: int = 6, d_a: int = 4, S: int = 7):

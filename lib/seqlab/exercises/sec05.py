@@ -13,7 +13,7 @@ from seqlab.exercises import call, checker, expect, fail
 
 def _as_tensor(value, what: str) -> torch.Tensor:
     if not isinstance(value, torch.Tensor):
-        fail(f"{what}应该是 torch.Tensor，你返回的是 {type(value).__name__}。")
+        fail(f"「{what}」应该是 torch.Tensor，你返回的是 {type(value).__name__}。")
     return value
 
 
@@ -215,7 +215,7 @@ def check_linear_scan(linear_scan):
         expect(torch.equal(a_in, a) and torch.equal(b_in, b), "你的函数改动了传进来的 a 或 b：请在副本上计算。")
         expect(isinstance(got, tuple) and len(got) == 2, f"应返回 (h, rounds) 两样东西，你返回了 {type(got).__name__}。")
         h, rounds = got
-        h = _as_tensor(h, "h ")
+        h = _as_tensor(h, "h")
         want = _sequential_scan(a, b)
         expect(h.shape == want.shape, f"S = {S}、d = {d} 时 h 的形状应是 {tuple(want.shape)}，你的是 {tuple(h.shape)}。")
         expect(

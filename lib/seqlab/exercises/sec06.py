@@ -67,7 +67,7 @@ def check_block_forward(block_forward):
         with torch.no_grad():
             got = call(block_forward, block, X, norm_first)
         if isinstance(got, tuple):
-            fail("请只返回块的输出张量；block.attn(...) 返回 (输出, 权重)，要先取出第 0 项。")
+            fail("请只返回块的输出张量；block.attn(...) 返回（输出，权重）两项，要先取出第 0 项。")
         expect(isinstance(got, torch.Tensor), f"应返回 torch.Tensor，你返回的是 {type(got).__name__}。")
         expect(got.shape == X.shape, f"输出形状应与输入相同 {tuple(X.shape)}，你的是 {tuple(got.shape)}。")
         if torch.allclose(got, want[not norm_first], atol=1e-5):

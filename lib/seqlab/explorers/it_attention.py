@@ -47,9 +47,9 @@ class ItState:
 def _noun(text: str, what: str) -> str:
     text = clean_text(text, max_chars=MAX_NOUN_CHARS, what=what)
     if not CJK.match(text):
-        raise InputError(f"{what}只能由汉字组成（1～{MAX_NOUN_CHARS} 个），「{text}」里有别的字符。")
+        raise InputError(f"{what} 只能由汉字组成（1～{MAX_NOUN_CHARS} 个），「{text}」里有别的字符。")
     if winograd.PRONOUN in text:
-        raise InputError(f"{what}里不能有「它」字，否则就分不清哪个是代词了。")
+        raise InputError(f"{what} 里不能有「它」字，否则就分不清哪个是代词了。")
     return text
 
 

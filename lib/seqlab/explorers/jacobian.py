@@ -134,9 +134,9 @@ def _number(value, lo: float, hi: float, what: str) -> float:
 
 def _integer(value, lo: int, hi: int, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
-        raise InputError(f"{what}必须是整数。")
+        raise InputError(f"「{what}」必须是整数。")
     if not lo <= int(value) <= hi:
-        raise InputError(f"{what}应在 {lo} 到 {hi} 之间，收到 {int(value)}。")
+        raise InputError(f"「{what}」应在 {lo} 到 {hi} 之间，收到 {int(value)}。")
     return int(value)
 
 
@@ -720,12 +720,12 @@ TOUR = [
         "⑥ ρ = 1 也不安全：非正规矩阵的范数按 r 线性增长",
     ),
     (
-        "⑦tanh小",
+        "⑦ tanh 小",
         {"matrix": "orthogonal", "rho": 1.1, "phi": "tanh", "input_scale": 0.1},
         "⑦ tanh、ρ = 1.1、输入很小：φ′ ≤ 1，范数落到 1.1ʳ 之下",
     ),
     (
-        "⑧tanh饱和",
+        "⑧ tanh 饱和",
         {"matrix": "orthogonal", "rho": 1.1, "phi": "tanh", "input_scale": 2.0},
         "⑧ 同一个矩阵，输入变大使 tanh 饱和：增长变成了衰减",
     ),
