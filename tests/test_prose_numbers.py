@@ -9,13 +9,14 @@
 5. 界：“不到 / 超过 / 低于 / 高于 / 只剩”后面的数，或后面跟着“以上 / 以下 / 出头 / 左右”的数。
 
 其余的整数（句子数、维度、序列长度、年份……）是设定或计数，不在此列。不检查的地方：``$…$`` 与 ``$$…$$``
-公式（规则 4 的 ``\\approx`` 除外）、代码（行内代码与代码块）、MyST 角色的内容（``{cite}``、``{ref}``、``{eq}``、
+公式（规则 4 的 ``\\approx`` 除外）、标题行、小节编号（「1.1 的例子」「1.4–1.6 节」）、代码（行内代码与代码块）、MyST 角色的内容（``{cite}``、``{ref}``、``{eq}``、
 ``{term}``、``{glue:…}`` 等）、指令的选项行（``:width: 90%``）、练习与参考答案（``{exercise}`` 指令，从
 ``exercise-start`` 到 ``exercise-end``，带 ``solution`` 标签的单元格，以及“难度 … · 约 N 分钟”的元数据行）。
 
 这样的数必须满足下面之一：
 
-* **贴上去的**：正文写 ``{glue:text}`键``` 而不是数字本身；本测试同时检查每个键都由本节的某个代码格 ``glue`` 过；
+* **贴上去的**：正文写 ``{glue:text}`键``` 而不是数字本身；本测试同时检查每个键都由本节的某个代码格 ``glue`` 过
+  （``glue("键", …)``，或在循环里 ``glue(f"前缀{…}", …)``，这时以该前缀开头的键都算）；
 * **断言过的**：它的值（百分数另按除以 100 的值）作为数字字面量出现在紧挨着这个 markdown 单元格的代码格
   （前一个或后一个代码格）的某一行 ``assert`` 里；
 * **不是测出来的常数**：列在下面短短的 ``ALLOWED`` 里，并写明理由。
@@ -53,6 +54,7 @@ PATTERNS = [
 ]
 APPROX_IN_MATH = re.compile(rf"\\approx\s*(?P<n>{NUM})")
 ROLE = re.compile(r"\{[\w:-]+\}`[^`]*`")
+SECTION_NUMBER = re.compile(r"(?<![\d.])1\.[1-6](?:\s*[–—~～-]\s*1\.[1-6])?(?=\s*(?:节|的|里|中|、|，|）))")  # 「1.4–1.6 节」「1.1 的例子」
 GLUE_KEY = re.compile(r"\{glue(?::\w+)?\}`([^`:]+)(?::[^`]*)?`")
 NUMBER_LITERAL = re.compile(r"(?<![\w.])\d+(?:_\d+)*(?:\.\d*)?(?:e[-+]?\d+)?", re.I)
 
@@ -80,7 +82,7 @@ def _prose(source: str) -> tuple[str, list[str]]:
             elif not fence.group(2).startswith("{"):
                 in_code = True  # 代码块：整块跳过；指令（```{admonition} 等）只跳过这一行
             continue
-        if in_code or re.match(r"^\s*:[\w-]+:", line) or re.match(r"^\(.*\)=\s*$|^难度 ", line):
+        if in_code or re.match(r"^\s*:[\w-]+:", line) or re.match(r"^\(.*\)=\s*$|^难度 |^#+ ", line):
             continue
         kept.append(line)
     text = "\n".join(kept)
@@ -88,6 +90,7 @@ def _prose(source: str) -> tuple[str, list[str]]:
     approx = [m.group("n") for formula in maths for m in APPROX_IN_MATH.finditer(formula)]
     text = re.sub(r"\$\$.*?\$\$|\$[^$\n]+\$", " ", text, flags=re.S)
     text = ROLE.sub(" ", text)
+    text = SECTION_NUMBER.sub(" ", text)
     text = re.sub(r"`[^`]*`", " ", text)
     return text, approx
 
@@ -173,7 +176,9 @@ def test_every_glue_key_in_the_prose_is_glued_by_the_section(path):
     nb = nbformat.read(path, as_version=4)
     used = {k for c in nb.cells if c.cell_type == "markdown" for k in GLUE_KEY.findall(c.source)}
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
-    missing = sorted(k for k in used if not re.search(rf"glue\(\s*[\"']{re.escape(k)}[\"']", code))
+    literal = set(re.findall(r"glue\(\s*[\"']([^\"'{}]+)[\"']", code))
+    prefixes = re.findall(r"glue\(\s*f[\"']([^\"'{]*)\{", code)  # glue(f"前缀{…}", …)：在循环里贴一组键
+    missing = sorted(k for k in used if k not in literal and not any(k.startswith(p) for p in prefixes if p))
     assert not missing, f"{path.name} 的正文引用了没有 glue 过的键：{missing}"
 
 
@@ -183,6 +188,7 @@ def test_every_glue_key_in_the_prose_is_glued_by_the_section(path):
         ("困惑度约 36 对 133，降到 5 以下。", {"36", "5"}),
         ("g=0.9 时只剩约 0.5%；变成 117 倍，好七倍多。", {"0.9", "0.5", "0.5%", "117", "七倍"}),
         ("$r\\approx82$ 处溢出；$p=0.25$ 不算。", {"82"}),
+        ("### 收尾 1.1 的例子\n1.4–1.6 节与练习 1.3.2 都不算，1.5 倍算。", {"1.5"}),
         ("`x = 0.3` 与 {cite:p}`bengio2003neural` 与 {glue:text}`ppl:.2f` 都不算；1200 个句子也不算。", set()),
         ("```python\nx = 0.5\n```\n```{figure} a.svg\n:width: 90%\n\n图注 3.5 倍\n```", {"3.5"}),
     ],
