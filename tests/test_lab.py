@@ -137,6 +137,13 @@ WATCH = """name => new Promise(resolve => {
     const giveUp = setTimeout(done, 8000);
 })"""
 CHANGES = 5
+# 色条（连同刻度与标题）与任何坐标轴标题的包围盒相交就算重叠
+OVERLAPS = """root => {
+    const boxes = sel => [...root.querySelectorAll(sel)].map(e => [e.getAttribute('class'), e.getBoundingClientRect()]);
+    const hit = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+    const titles = boxes('[class*="xtitle"], [class*="ytitle"]').filter(([, r]) => r.width > 0);
+    return boxes('.colorbar').flatMap(([, c]) => titles.filter(([, t]) => hit(c, t)).map(([k]) => k));
+}"""
 
 
 def _run_all(view):
@@ -206,6 +213,8 @@ def test_run_all_and_live_explorers_answer_real_controls(browser, lab, path):
                 assert _figure_state(root) != before, f"{name}：{action}之后图的数据没有变"
                 samples.append(ms)
             latency[name] = {"action": action, "ms": samples}
+            overlaps = root.evaluate(OVERLAPS)
+            assert not overlaps, f"{name}：色条与坐标轴标题重叠：{overlaps}"
             p.screenshot(path=os.path.join(SHOTS, f"{path.stem}-live-{name}.png"))
         quiz = p.locator(".seqlab-quiz label").first
         quiz.scroll_into_view_if_needed()

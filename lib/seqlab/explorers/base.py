@@ -100,7 +100,7 @@ class LiveView:
             control.observe(self._on_change, names="value")
         self.widget = widgets.VBox(
             [widgets.HBox(list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap")),
-             self.message, self.figure]
+             *_enter_hint(self.controls), self.message, self.figure]
         )
 
     def values(self) -> dict[str, Any]:
@@ -216,6 +216,14 @@ def checked_value(name: str, control: widgets.ValueWidget, value: Any) -> Any:
         raise
     except Exception as err:  # noqa: BLE001 —— 连比较都会出错的怪值（例如自定义对象）
         raise InputError(f"{label}收不下这个值（{type(value).__name__}）。") from err
+
+
+def _enter_hint(controls: dict[str, widgets.ValueWidget]) -> list[widgets.HTML]:
+    """有“改完才提交”的文本框时，在控件下面说一句怎样让图更新（否则读者会以为图没反应）。"""
+    typed = [c for c in controls.values() if isinstance(c, (widgets.Text, widgets.Textarea)) and not c.continuous_update]
+    if not typed:
+        return []
+    return [widgets.HTML('<span style="opacity:.75">✏️ 改完文字后按回车键（或点到别处），图就会更新。</span>')]
 
 
 def _reject_non_finite(params: dict[str, Any]) -> None:

@@ -365,14 +365,15 @@ class ScoreMatrixExplorer(Explorer):
                 **_axis_ticks(state),
             },
         }
-        _memory_axes(layout, "xaxis2", "yaxis2", [0.63, 1.0], [0.0, 1.0], "x2", "y2")
+        # 右图从 0.70 开始：左图的色条（x = 0.455，连同刻度）和右图的纵轴标题之间留出空隙，互不重叠
+        _memory_axes(layout, "xaxis2", "yaxis2", [0.70, 1.0], [0.0, 1.0], "x2", "y2")
         fig.update_layout(
             layout,
             title={"text": _pairs_title(state)},
             height=480,
             margin={"l": 70, "r": 20, "t": 70, "b": 60},
             legend={
-                "x": 0.64,
+                "x": 0.71,
                 "y": 1.0,
                 "xanchor": "left",
                 "yanchor": "top",
