@@ -1,4 +1,4 @@
-/* 本书每一页都（延迟）加载的小脚本：让两个侧栏开关在任何屏幕上都能用。
+/* 本书每一页都（延迟）加载的小脚本：让两个侧栏开关在任何屏幕上都能用；搜索结果的摘要只取正文。
  *
  * 主题的脚本只给页面上“第一个” .primary-toggle / .secondary-toggle 绑定了点击事件，而第一个往往是
  * 页眉里隐藏的那一份，读者看得见的开关点了没有反应。这里让其余的开关把点击转交给绑定了事件的那一个：
@@ -15,5 +15,16 @@
         bound.click();
       }, true);
     }
+  }
+
+  // 搜索页：摘要取自正文，不要打印用的目录、代码单元格和公式的 LaTeX 源码。
+  if (window.Search && Search.htmlToText) {
+    const toText = Search.htmlToText;
+    Search.htmlToText = (html, anchor) => {
+      const doc = new DOMParser().parseFromString(html, "text/html");
+      doc.querySelectorAll("#jb-print-docs-body, .onlyprint, .cell_input, .seqlab-figure, .toctree-wrapper").forEach((e) => e.remove());
+      doc.querySelectorAll(".math, mjx-container").forEach((e) => e.replaceWith("（公式）"));
+      return toText(doc.documentElement.outerHTML, anchor);
+    };
   }
 })();

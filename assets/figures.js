@@ -13,7 +13,7 @@
   "use strict";
 
   const NARROW_PX = 640; // 图的宽度小于它时用窄版面
-  const MIN_TICK_GAP_PX = { x: 56, y: 16 }; // 相邻刻度标签至少相隔这么远
+  const MIN_TICK_GAP_PX = { x: 56, y: 24 }; // 相邻刻度标签至少相隔这么远
 
   Plotly.register({
     moduleType: "locale",
@@ -123,7 +123,7 @@
         const order = [...panels].sort((a, b) => b.yd[1] - a.yd[1] || a.xd[0] - b.xd[0]);
         const n = order.length;
         const panelPx = 230;
-        const gapPx = 70;
+        const gapPx = 110;
         const plotPx = n * panelPx + (n - 1) * gapPx;
         const top = margin.t ?? 60;
         const bottom = margin.b ?? 50;
@@ -148,6 +148,33 @@
           set(`annotations[${i}].font.size`, 12);
         });
       }
+      // 纸面坐标的注释（子图标题、说明）太长时折行；子图标题与刻度之间留出空隙
+      (layout.annotations || []).forEach((a, i) => {
+        if (a.xref !== "paper" || !a.text || `annotations[${i}].text` in patch.layout) return;
+        const size = (a.font && a.font.size) || 12;
+        if (textWidth(a.text, size) > width - 40) {
+          set(`annotations[${i}].text`, wrapTitle(a.text, size, width - 40).join("<br>"));
+          set(`annotations[${i}].x`, 0);
+          set(`annotations[${i}].xanchor`, "left");
+          set(`annotations[${i}].align`, "left");
+        }
+        if (a.yref === "paper" && a.yanchor === "bottom" && panels.some((p) => Math.abs(p.yd[1] - a.y) < 0.02)) {
+          set(`annotations[${i}].yshift`, 10);
+        }
+      });
+      // 跟着数据的注释（带箭头的说明）最多占半个图宽
+      (layout.annotations || []).forEach((a, i) => {
+        if (a.xref === "paper" || !a.text) return;
+        const size = (a.font && a.font.size) || 12;
+        if (textWidth(a.text, size) > width / 2) set(`annotations[${i}].text`, wrapTitle(a.text, size, width / 2).join("<br>"));
+      });
+      // 轴标题太长时折行
+      for (const key of Object.keys(layout)) {
+        if (!/^[xy]axis\d*$/.test(key)) continue;
+        const text = titleText(layout[key].title);
+        const room = key.startsWith("x") ? width - 70 : 0.8 * height;
+        if (text && textWidth(text, 12) > room) set(`${key}.title.text`, wrapTitle(text, 12, room).join("<br>"));
+      }
       // 标题折行，放在最上面
       const title = titleText(layout.title);
       if (title) {
@@ -158,10 +185,16 @@
         set("title.x", 0.02);
         set("title.xanchor", "left");
         set("title.yref", "container");
-        set("title.y", 1);
+        set("title.y", 1 - (8 + 0.9 * size) / height); // plotly 把多行标题的第一行画得偏高：留出一行的空
         set("title.yanchor", "top");
-        set("title.pad.t", 8 + size);
-        set("title.automargin", true);
+        set("title.pad.t", 8);
+        // 标题下面留出它自己的几行，再加上最上面一排子图标题的位置
+        const topNoteLines = Math.max(0, ...(layout.annotations || []).map((a, i) =>
+          a.yref === "paper" && a.y >= 0.98 && a.yanchor === "bottom"
+            ? String(patch.layout[`annotations[${i}].text`] ?? a.text ?? "").split("<br>").length : 0));
+        const topNotes = topNoteLines * 17;
+        const topAxis = Object.keys(layout).some((k) => /^xaxis\d*$/.test(k) && layout[k].side === "top");
+        set("margin.t", 24 + Math.ceil(lines.length * size * 1.35) + (topNotes ? topNotes + 18 : 12) + (topAxis ? 56 : 0));
       }
       // 图例移到图的下方，横排
       const legendShown = layout.showlegend !== false && data.filter((t) => t.showlegend !== false && t.name).length > 1;
@@ -194,6 +227,10 @@
       if (height !== (layout.height || 450)) set("height", height);
     }
 
+    // 宽屏上：标题与最上面一排子图标题之间多留一点空
+    const topTitles = (layout.annotations || []).some((a) => a.yref === "paper" && a.y >= 0.98 && a.yanchor === "bottom");
+    if (!narrow && titleText(layout.title) && topTitles) set("margin.t", (margin.t ?? 60) + 16);
+
     // 刻度：每根轴按它的实际长度决定最多放几个标签；给定的标签（tickvals）按间隔抽取
     const plotWidth = width - (narrow ? 64 : (margin.l ?? 60) + (margin.r ?? 30));
     const plotHeight = height - (margin.t ?? 60) - (margin.b ?? 50);
@@ -208,8 +245,10 @@
         const categories = data.categories[axis];
         const labels = spec.ticktext || spec.tickvals || categories;
         const size = narrow ? 10 : (spec.tickfont && spec.tickfont.size) || 12;
-        if (narrow) set(`${axis}.tickfont.size`, size);
-        set(`${axis}.automargin`, true);
+        if (narrow) {
+          set(`${axis}.tickfont.size`, size);
+          set(`${axis}.automargin`, true);
+        }
         if (Array.isArray(labels) && labels.length > 1) {
           const widest = axis.startsWith("x") && !(spec.tickangle && Math.abs(spec.tickangle) >= 60)
             ? Math.max(...labels.map((l) => textWidth(String(l), size))) + 8 : size + 4;
@@ -222,7 +261,9 @@
             if (spec.ticktext) set(`${axis}.ticktext`, keep(spec.ticktext));
           }
         } else if (spec.type !== "category" && !(spec.tickmode === "array")) {
-          set(`${axis}.nticks`, Math.max(3, Math.floor(lengthPx / gap)));
+          // 对数轴上 plotly 在刻度多时会给 2、3、4…… 也标上数字：给它少一些，只标整数量级
+          const spacing = spec.type === "log" ? Math.max(gap, 64) : gap;
+          set(`${axis}.nticks`, Math.max(spec.type === "log" ? 2 : 3, Math.floor(lengthPx / spacing)));
         }
       }
     }
@@ -428,6 +469,8 @@
       }
     }
   }
+
+  if (navigator.maxTouchPoints > 0 || matchMedia("(hover: none)").matches) document.documentElement.classList.add("seqlab-touch");
 
   const figures = [...document.querySelectorAll("script.seqlab-figure-spec")].map((s) => new BookFigure(s));
   window.seqlabFigures = figures;

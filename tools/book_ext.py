@@ -212,10 +212,23 @@ def _trim_icons(app, pages):
         path.write_text(trim_fontawesome(path.read_text(encoding="utf-8"), used_icons(pages)), encoding="utf-8")
 
 
-def translate_ui(html: str) -> str:
-    """把主题界面里仍是英文的提示（title、aria-label 等属性）换成中文。"""
+# 主题模板里读屏软件读不准的几处（axe-core 报告为严重问题）：
+ACCESSIBILITY_FIXES = [
+    # 搜索按钮上看得见“搜索 Ctrl+K”，读出来的名字却只有“搜索”：让它的名字就取看得见的文字
+    (re.compile(r'(<button class="btn search-button[^"]*"[^>]*?) aria-label="搜索"'), r"\1"),
+    # 侧栏目录里展开子目录的 <summary> 只有一个图标，没有名字
+    (re.compile(r'<summary>(<span class="toctree-toggle" role="presentation">)'), r'<summary aria-label="展开或收起子目录">\1'),
+    # 参考文献列表标成 role="list"，条目却不是 listitem
+    (re.compile(r'<div role="list" class="citation-list">'), '<div class="citation-list">'),
+]
+
+
+def fix_theme_html(html: str) -> str:
+    """主题界面里仍是英文的提示（title、aria-label 等属性）换成中文，并修好几处无障碍问题。"""
     for english, chinese in UI_STRINGS.items():
         html = re.sub(rf'((?:title|aria-label|data-bs-title|data-tooltip)=")({re.escape(english)})(")', rf"\g<1>{chinese}\3", html)
+    for pattern, replacement in ACCESSIBILITY_FIXES:
+        html = pattern.sub(replacement, html)
     return html
 
 
@@ -226,7 +239,7 @@ def _build_finished(app, exception):
     pages = [p for p in out.rglob("*.html") if "_static" not in p.parts]
     for page in pages:
         text = page.read_text(encoding="utf-8")
-        fixed = translate_ui(text)
+        fixed = fix_theme_html(text)
         if fixed != text:
             page.write_text(fixed, encoding="utf-8")
     _trim_icons(app, pages)
