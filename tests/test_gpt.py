@@ -173,3 +173,9 @@ def test_recipe_is_bit_for_bit_reproducible_and_leaves_the_global_rng_alone(tmp_
     assert runs[0]["state_dict"].keys() == runs[1]["state_dict"].keys()
     assert all(torch.equal(runs[0]["state_dict"][k], v) for k, v in runs[1]["state_dict"].items())
     assert runs[0]["meta"]["heldout_perplexity"] == runs[1]["meta"]["heldout_perplexity"]
+
+
+def test_the_template_check_accepts_every_corpus_sentence_and_nothing_else():
+    assert all(gpt.fits_a_template(s) for s in corpus.book_corpus())
+    for bad in ("苹果公司在北京开了一家新店", "苹果公司在火星开了一家新店。", "我喜欢吃苹果，每天早上吃一个。我", ""):
+        assert not gpt.fits_a_template(bad)

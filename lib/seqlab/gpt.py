@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -234,6 +235,26 @@ def generate_text(model: tf.TinyDecoder, vocab: Vocab, prompt: str, max_new: int
     """提示加上生成的字（不含 〈始〉、〈终〉）。"""
     steps = generate_steps(model, vocab, prompt, max_new, decoding)
     return prompt + "".join(s.token for s in steps if s.token != EOS)
+
+
+# 模板里的占位符 → 可以填进去的词（与 ``corpus._fill`` 的对应关系相同）
+SLOTS = {"p": corpus.PEOPLE, "b": corpus.BOOKS, "f": corpus.FOODS, "c": corpus.PLACES, "t": corpus.TIMES,
+         "w": corpus.WEATHER, "s": corpus.SUBJECTS, "d": corpus.PRODUCTS}
+
+
+@cache
+def _template_patterns() -> tuple[re.Pattern, ...]:
+    def pattern(template: str) -> re.Pattern:
+        parts = re.split(r"\{(\w)\}", template)  # 偶数项是原文，奇数项是占位符的名字
+        return re.compile("".join(re.escape(part) if i % 2 == 0 else "(?:" + "|".join(map(re.escape, SLOTS[part])) + ")"
+                                  for i, part in enumerate(parts)) + r"\Z")
+
+    return tuple(pattern(t) for group in corpus.TEMPLATE_GROUPS.values() for t in group)
+
+
+def fits_a_template(sentence: str) -> bool:
+    """这句话能不能由语料的某个模板、在每个占位符里填一个词表里的词得到——即它是不是一句“合语法”的句子。"""
+    return any(p.match(sentence) for p in _template_patterns())
 
 
 def show(token: str) -> str:

@@ -123,3 +123,75 @@ def check_decode_step_flops(decode_step_flops):
         )
     return ("与在真实模型上数出的运算量一致。只有注意力那两项随 T 线性增长；投影、FFN 和输出层与 T 无关——"
             "不用缓存时，这些与 T 无关的工作要对全部 T + 1 个位置再做一遍。")
+
+
+@checker(
+    "1.6.5",
+    "温度与 top-k 采样",
+    objective="把 logits 变成采样用的分布：先除以温度，只留概率最高的 k 个，再归一化",
+    difficulty=2,
+    minutes=15,
+)
+def check_top_k_probs(top_k_probs):
+    """学生函数 ``top_k_probs(logits (V,), k, temperature) -> (V,)``，与 ``seqlab.gpt.next_token_probs`` 比对。"""
+    from seqlab import gpt
+
+    logits = torch.randn(12, generator=torch.Generator().manual_seed(65)) * 2
+    for k, temperature in [(3, 1.0), (5, 0.5), (1, 2.0), (12, 1.5)]:
+        got = call(top_k_probs, logits.clone(), k, temperature)
+        want = gpt.next_token_probs(logits, temperature, k)
+        expect(isinstance(got, torch.Tensor) and got.shape == logits.shape,
+               f"应返回与 logits 同形状 {tuple(logits.shape)} 的张量，你返回的是 {got!r:.60}。")
+        got = got.detach().float()
+        kept = int((got > 0).sum())
+        if kept != k:
+            fail(f"k = {k} 时应恰好有 {k} 个 token 的概率大于 0，你的有 {kept} 个。")
+        if not torch.isclose(got.sum(), torch.tensor(1.0), atol=1e-5):
+            fail(f"截断之后要重新归一化：你的概率加起来是 {got.sum():.4f}，不是 1。")
+        if temperature != 1.0 and k > 1 and torch.allclose(got, gpt.next_token_probs(logits, 1.0, k), atol=1e-5):
+            fail(f"温度 τ = {temperature} 没有起作用：要先把 logits 除以 τ，再做 softmax。")
+        expect(
+            torch.allclose(got, want, atol=1e-5),
+            f"k = {k}、τ = {temperature} 时与参考不一致（最大差 {(got - want).abs().max():.3g}）。"
+            "顺序是：logits / τ → 只留最大的 k 个（其余设为 −∞）→ softmax。",
+        )
+    return "与 seqlab.gpt.next_token_probs 一致。k = 1 就是贪心；k 等于词表大小、τ = 1 就是直接从模型的分布里采样。"
+
+
+def _real_cache_bytes(n_layers: int, d_model: int, T: int, batch: int, dtype: torch.dtype) -> int:
+    """建一个真实的模型，Prefill ``batch × T`` 个 token，返回缓存里全部 K、V 张量的 ``.nbytes`` 之和。"""
+    torch.manual_seed(0)
+    model = tf.TinyDecoder(20, d_model, 2, 2 * d_model, n_layers).to(dtype).eval()
+    cache = tf.KVCache()
+    with torch.no_grad():
+        model(torch.zeros(batch, T, dtype=torch.long), cache)
+    return sum(t.nbytes for t in cache.K + cache.V)
+
+
+@checker(
+    "1.6.6",
+    "KV cache 有多大",
+    objective="由层数、宽度、上下文长度、batch 和数的精度算出 KV cache 的字节数，并用真实的缓存张量核对",
+    difficulty=1,
+    minutes=10,
+)
+def check_kv_cache_size(kv_cache_size):
+    """学生函数 ``kv_cache_size(n_layers, d_model, T, batch, bytes_per_value) -> int``，与真实缓存的 ``.nbytes`` 比对。"""
+    cases = [(1, 16, 10, 1, torch.float32), (3, 32, 7, 4, torch.float64), (2, 64, 50, 2, torch.float32)]
+    for n_layers, d, T, B, dtype in cases:
+        size = torch.empty((), dtype=dtype).element_size()
+        got = call(kv_cache_size, n_layers, d, T, B, size)
+        want = _real_cache_bytes(n_layers, d, T, B, dtype)
+        try:
+            got_i = int(got)
+        except (TypeError, ValueError):
+            fail(f"应返回一个整数（字节数），你返回的是 {got!r}。")
+        where = f"{n_layers} 层、d_model = {d}、T = {T}、batch = {B}、每个数 {size} 字节"
+        if 2 * got_i == want:
+            fail(f"{where}时只有真实缓存的一半：K 和 V 各存一份。")
+        if got_i * n_layers == want and n_layers > 1:
+            fail(f"{where}时少了层数这个因子：每一层都有自己的 K、V。")
+        if got_i * B == want and B > 1:
+            fail(f"{where}时少了 batch 这个因子：每条序列都有自己的缓存。")
+        expect(got_i == want, f"{where}时真实缓存张量的 nbytes 之和是 {want:,}，你的是 {got_i:,}。")
+    return "与真实缓存张量的 nbytes 一致：2 × 层数 × batch × T × d_model × 每个数的字节，与头数无关。"

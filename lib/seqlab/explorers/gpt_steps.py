@@ -1,6 +1,6 @@
 """第 1.6 节的探索器：小 GPT 从一段提示出发逐步生成，每一步看三样东西。
 
-1. 这一步的候选：模型分布的前几名和它们的概率，选中的那个标成另一种颜色（采样时另画出实际采样用的分布）；
+1. 这一步的候选：模型分布 ``softmax(logits)`` 的前几名和它们的概率，选中的那个标成另一种颜色；
 2. 这一步最后一个位置的 Query 在每层、每个头上对前文的注意力；
 3. 每个位置的 Key/Value 这一步是从 KV cache 里读的，还是这一步新算的。
 
@@ -19,6 +19,7 @@ from plotly.subplots import make_subplots
 
 from seqlab import gpt, train
 from seqlab.explorers import Explorer, clean_text, register
+from seqlab.explorers.prefill_decode import _html_table
 from seqlab.figures import ATTENTION_SCALE, PALETTE, stepped_figure
 from seqlab.runtime import single_thread
 
@@ -188,3 +189,9 @@ def kv_memory_figure(contexts: list[int], formula: list[int], real: list[int]) -
     fig.update_layout(xaxis_title="上下文长度 T（token）", yaxis_title="KV cache（字节）", height=400,
                       legend={"orientation": "h", "y": -0.25}, margin={"b": 110})
     return fig
+
+
+def perplexity_table(ngram: dict[int, float], gpt_ppl: float, gpt_label: str) -> str:
+    """测试集困惑度：第 1.1 节的各阶 n-gram 与小 GPT，同一份句子、同一个口径。"""
+    rows = [[f"{n}-gram（第 1.1 节）", f"{p:.2f}"] for n, p in ngram.items()] + [[gpt_label, f"{gpt_ppl:.2f}"]]
+    return _html_table(["模型", "测试集困惑度"], rows, "同一份测试句子、同一个口径：每个字和句尾各算一个 token。")
