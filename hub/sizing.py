@@ -23,7 +23,8 @@ FIRST_RUN_SECONDS = 120
 
 
 def _up(value: float, step: float) -> float:
-    return math.ceil(value / step) * step
+    """向上取到 ``step`` 的整数倍（容忍浮点误差：0.75 不会变成 1.0）。"""
+    return round(math.ceil(round(value / step, 9)) * step, 9)
 
 
 def per_student_bytes(students: list[dict]) -> int:

@@ -20,8 +20,6 @@ import pytest
 import seqlab.exercises as ex
 from classroom import assignments, grade
 
-pytestmark = pytest.mark.slow
-
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "chapters" / "ch01" / "01_language_as_sequence.ipynb"
 QUESTIONS = assignments.questions(nbformat.read(BOOK, as_version=4))
@@ -215,11 +213,13 @@ REASONS = {
 }
 
 
+@pytest.mark.slow
 def test_every_submission_has_a_row(graded):
     rows, _, _ = graded
     assert set(rows) == set(EXPECTED)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("student", sorted(EXPECTED))
 def test_points_and_a_reason_for_every_lost_point(graded, student):
     rows, gradebook, _ = graded
@@ -238,14 +238,74 @@ def test_points_and_a_reason_for_every_lost_point(graded, student):
     assert f"总分：**{sum(want.values()):g} / {FULL}**" in feedback
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("student", sorted(REASONS))
 def test_reasons_say_what_went_wrong(graded, student):
     rows, _, _ = graded
     assert REASONS[student] in rows[student]["说明"], rows[student]["说明"]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not IS_ROOT, reason="只有以 root 评分时学生代码才换成 nobody")
 def test_tampering_changed_no_file(graded):
     _, _, protected = graded
     for path, digest in protected.items():
         assert _sha(path) == digest, f"{path} 被提交改掉了"
+
+
+# 下面是不执行笔记本的快速测试（make test-lib 里运行）。
+
+
+@pytest.mark.parametrize("path", assignments.notebooks(), ids=lambda p: p.name)
+def test_master_notebook_has_one_question_per_check(path):
+    """每个检查单元格一道题，分值是难度；otter 去掉答案后，学生看到的正是本书的起始代码。"""
+    from otter.assign.solutions import replace_solutions
+
+    book = nbformat.read(path, as_version=4)
+    checks = [c for c in book.cells if "exercise-check" in c.metadata.get("tags", [])]
+    master, qs = assignments.master_notebook(book, assignments.section_of(path))
+    assert len(qs) == len(checks)
+    answers = [c for c in master.cells if c.cell_type == "code" and "# BEGIN SOLUTION NO PROMPT" in c.source]
+    assert len(answers) == len(qs)
+    for q, answer in zip(qs, answers):
+        assert q.points == ex.EXERCISES[q.key].difficulty
+        stripped = "\n".join(replace_solutions(answer.source.split("\n"), "python")).strip()
+        assert stripped == book.cells[q.starter].source.strip()
+        for j in q.solutions:
+            assert book.cells[j].source.strip() not in stripped
+
+
+def test_hidden_test_is_one_function_otter_accepts():
+    import ast
+
+    q = QUESTIONS[0]
+    source = assignments.hidden_test_source(q)
+    body = source.split("# END TEST CONFIG", 1)[1]
+    tree = ast.parse(body)
+    assert len(tree.body) == 1 and isinstance(tree.body[0], ast.FunctionDef)
+    assert tree.body[0].args.args[0].arg == "env"
+    assert f"points: {q.points}" in source and "hidden: true" in source
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "reason"),
+    [
+        ("empty.ipynb", b"", "空文件"),
+        ("essay.txt", "作业在附件里".encode(), "不是 Jupyter 笔记本"),
+        ("broken.ipynb", b'{"cells": [', "不是有效的 Jupyter 笔记本"),
+    ],
+)
+def test_precheck_rejects_what_cannot_be_run(tmp_path, name, content, reason):
+    path = tmp_path / name
+    path.write_bytes(content)
+    assert reason in grade.precheck(path, "1.1")
+
+
+def test_precheck_names_the_other_section(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["otter"] = {"assignment_name": "seqlab-1.3"}
+    nbformat.write(nb, tmp_path / "a.ipynb")
+    assert "第 1.3 节" in grade.precheck(tmp_path / "a.ipynb", "1.1")
+    nb.metadata["otter"] = {"assignment_name": "seqlab-1.1"}
+    nbformat.write(nb, tmp_path / "a.ipynb")
+    assert grade.precheck(tmp_path / "a.ipynb", "1.1") is None

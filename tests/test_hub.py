@@ -33,8 +33,7 @@ from urllib.parse import urlencode, urlparse
 import nbformat
 import pytest
 
-# slow 也让它留在 make test-lib 之外；make test-hub 单独运行它。
-pytestmark = [pytest.mark.hub, pytest.mark.slow]
+# 要启动 hub 的测试带 hub 与 slow 两个标记：slow 让它们留在 make test-lib 之外，make test-hub 单独运行它们。
 
 requests = pytest.importorskip("requests")
 websocket = pytest.importorskip("websocket")
@@ -386,6 +385,8 @@ def startup():
     return kernel_startup()
 
 
+@pytest.mark.hub
+@pytest.mark.slow
 def test_kernel_startup_skips_the_iri_grammar(startup):
     assert startup["before"]["grammar_loaded"] and not startup["after"]["grammar_loaded"]
     assert startup["after"]["peak_bytes"] < startup["before"]["peak_bytes"]
@@ -412,6 +413,8 @@ def lesson(hub, book_repo, startup):
     return results
 
 
+@pytest.mark.hub
+@pytest.mark.slow
 def test_every_student_ran_a_whole_notebook(lesson):
     assert len(lesson) == STUDENTS >= 8
     for r in lesson:
@@ -421,10 +424,14 @@ def test_every_student_ran_a_whole_notebook(lesson):
         assert r["kernel_peak_bytes"] > 50 * 2**20 and r["server_peak_bytes"] > 20 * 2**20
 
 
+@pytest.mark.hub
+@pytest.mark.slow
 def test_every_section_was_taught(lesson):
     assert {r["notebook"] for r in lesson} == {p.name for p in student.notebooks()}
 
 
+@pytest.mark.hub
+@pytest.mark.slow
 def test_generated_link_pulls_the_book(hub, book_repo, lesson):
     """links.py 给出的链接：用浏览器的方式点开它（登录、启动服务器、打开 nbgitpuller 的页面），再读页面读的事件流。"""
     first = student.notebooks()[0].name
@@ -447,3 +454,36 @@ def test_generated_link_pulls_the_book(hub, book_repo, lesson):
 def test_links_command_refuses_a_bad_hub_address(capsys):
     assert links.main(["hub.example.edu", "https://git.example.edu/course/seqlab-student"]) == 2
     assert "https://" in capsys.readouterr().out
+
+
+def test_link_carries_repo_branch_and_the_notebook_inside_the_pulled_folder():
+    from urllib.parse import parse_qs
+
+    url = links.link(
+        "https://hub.example.edu/", "https://git.example.edu/course/seqlab-student", "main", "01_x.ipynb"
+    )
+    parsed = urlparse(url)
+    assert (parsed.scheme, parsed.netloc, parsed.path) == (
+        "https",
+        "hub.example.edu",
+        "/hub/user-redirect/git-pull",
+    )
+    assert parse_qs(parsed.query) == {
+        "repo": ["https://git.example.edu/course/seqlab-student"],
+        "branch": ["main"],
+        "urlpath": ["lab/tree/seqlab-student/01_x.ipynb"],
+    }
+
+
+def test_kubernetes_resources_from_measurements():
+    """0.6 GB 的峰值：保证 1.25 × 0.6 = 0.75 GB，上限 2 × 0.6 = 1.2 → 1.25 GB；CPU 30 秒 ÷ 120 秒 = 0.25 核。"""
+    students = [
+        {"kernel_peak_bytes": 0.4e9, "server_peak_bytes": 0.2e9, "kernel_cpu_s": 30.0},
+        {"kernel_peak_bytes": 0.3e9, "server_peak_bytes": 0.2e9, "kernel_cpu_s": 12.0},
+    ]
+    assert sizing.kubernetes(students) == {
+        "memory_guarantee_gb": 0.75,
+        "memory_limit_gb": 1.25,
+        "cpu_guarantee": 0.25,
+        "cpu_limit": 1,
+    }

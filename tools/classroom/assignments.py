@@ -207,9 +207,6 @@ def master_notebook(nb, section: str):
     master = nbformat.from_dict(nb)
     master.cells = cells
     master.metadata.pop("widgets", None)
-    for cell in master.cells:
-        cell.pop("id", None)
-    nbformat.validator.normalize(master)
     return master, qs
 
 
