@@ -198,3 +198,81 @@ def check_gru_cell(gru_cell):
                "提示：先算 x W_ihᵀ + b_ih 与 h W_hhᵀ + b_hh，各自按 r, z, n 切成三段。")
     return ("与 nn.GRUCell 完全一致。注意 h' = (1 − z) ⊙ n + z ⊙ h 里那条 z ⊙ h 的直连：对 h 的导数含有 diag(z)，"
             "不经过 W_hh 也不经过 tanh——这就是门控改善信息保持的原因。但它仍是一步接一步的递归。")
+
+
+class _TinyGRULM(nn.Module):
+    """检查用的极小字级语言模型：``model(x (B, L), state) -> (logits (B, L, V), state)``，与 ``CharLM`` 同一个接口。"""
+
+    def __init__(self, V: int = 11, d: int = 6):
+        super().__init__()
+        self.embed, self.rnn, self.W_o = nn.Embedding(V, d), nn.GRU(d, d, batch_first=True), nn.Linear(d, V)
+
+    def forward(self, x, state=None):
+        H, state = self.rnn(self.embed(x), state)
+        return self.W_o(H), state
+
+
+def _reference_tbptt(model, chunks, max_norm: float, *, carry: bool = True, clip: bool = True):
+    """参考实现：普通梯度下降，每段前向 → 交叉熵 → 反向 → 裁剪 → 更新，状态截断后传给下一段。"""
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    state, losses = None, []
+    for x, y in chunks:
+        logits, state = model(x, state if carry else None)
+        loss = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        if clip:
+            nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        opt.step()
+        losses.append(loss.item())
+        state = state.detach()
+    return losses, state
+
+
+@checker(
+    "1.3.6",
+    "截断的沿时间反向传播：一步训练",
+    objective="写出 TBPTT 的一步：接着上一段的状态前向、反向、裁剪梯度、更新参数，并把截断了梯度的状态交给下一段",
+    difficulty=2,
+    minutes=15,
+)
+def check_tbptt_step(tbptt_step):
+    """学生函数 ``tbptt_step(model, optimizer, x, y, state, max_norm) -> (loss: float, state)``。"""
+    g = torch.Generator().manual_seed(36)
+    stream = torch.randint(11, (3, 4 * 8 + 1), generator=g)
+    chunks = [(stream[:, i : i + 8], stream[:, i + 1 : i + 9]) for i in range(0, 32, 8)]
+    max_norm = 0.05  # 足够小：每一步都会被裁剪，漏掉裁剪一定看得出来
+
+    def fresh():
+        torch.manual_seed(63)
+        return _TinyGRULM()
+
+    ref = fresh()
+    want_losses, want_state = _reference_tbptt(ref, chunks, max_norm)
+    reset_losses, _ = _reference_tbptt(fresh(), chunks, max_norm, carry=False)
+    unclipped_losses, _ = _reference_tbptt(fresh(), chunks, max_norm, clip=False)
+    model = fresh()
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    state, losses = None, []
+    for k, (x, y) in enumerate(chunks):
+        out = call(tbptt_step, model, opt, x, y, state, max_norm)
+        expect(isinstance(out, tuple) and len(out) == 2, "应返回两项：（这一段的损失，传给下一段的状态）。")
+        loss, state = out
+        expect(isinstance(state, torch.Tensor), f"状态应是 GRU 返回的张量，你返回的是 {type(state).__name__}。")
+        if state.requires_grad:
+            fail("返回的状态还连着这一段的计算图：要用 state.detach() 截断梯度——否则下一段反向传播会一路穿回第一段，"
+                 "那就不是“截断”的 BPTT 了，内存和用时也随训练步数增长。")
+        if k and abs(float(loss) - reset_losses[k]) < 1e-5:
+            fail(f"第 {k + 1} 段的损失等于“从零状态重新开始”时的值：要把传进来的 state 交给 model(x, state)，"
+                 "让这一段接着上一段读下去。")
+        if k and abs(float(loss) - unclipped_losses[k]) < 1e-5:
+            fail("参数的更新与“不裁剪”完全一样：在 loss.backward() 之后、optimizer.step() 之前调用 "
+                 "nn.utils.clip_grad_norm_(model.parameters(), max_norm)。")
+        expect_close(loss, want_losses[k], f"第 {k + 1} 段的损失", tol=1e-5)
+        losses.append(float(loss))
+    if not all(torch.allclose(p, q, atol=1e-6) for p, q in zip(model.parameters(), ref.parameters())):
+        fail("四段训练之后参数与参考实现不一致。顺序应是：前向（带上一段的状态）→ 损失 → zero_grad → backward → 裁剪 → step。")
+    expect(torch.allclose(state, want_state, atol=1e-6), "最后的状态与参考实现不一致。")
+    return (f"与参考实现逐段一致（四段的损失 {', '.join(f'{v:.3f}' for v in losses)}）。状态的值一段接一段地传下去，"
+            f"梯度却只在一段之内流动；要是每段都从零状态开始，第 2 段的损失会是 {reset_losses[1]:.3f}，"
+            f"而不是 {losses[1]:.3f}——模型就看不到段落边界之前的字了。")
