@@ -340,9 +340,19 @@ def test_exercise_checks_teach_the_common_mistakes(monkeypatch):
     assert sec03.check_tanh_jacobian(lambda h, W: (1 - h**2)[:, None] * W)
     wrong_side = sec03.check_tanh_jacobian(lambda h, W: W * (1 - h**2)[None, :])
     assert not wrong_side and "列" in wrong_side.message
-    assert sec03.check_scale_for_target(lambda t, r: t ** (1 / r))
-    linear = sec03.check_scale_for_target(lambda t, r: t / r)
-    assert not linear and "g^r" in linear.message
+    def clip(params, max_norm, per_tensor=False, report_after=False):
+        total = float(torch.cat([p.grad.flatten() for p in params]).norm())
+        for p in params:
+            scale = max_norm / (float(p.grad.norm()) if per_tensor else total)
+            if scale < 1:
+                p.grad.mul_(scale)
+        return min(total, max_norm) if report_after else total
+
+    assert sec03.check_clip_gradients(clip)
+    separately = sec03.check_clip_gradients(lambda ps, m: clip(ps, m, per_tensor=True))
+    assert not separately and "分别" in separately.message
+    after = sec03.check_clip_gradients(lambda ps, m: clip(ps, m, report_after=True))
+    assert not after and "之后" in after.message
 
     def norms(W, U, with_slope=True):
         h, out = torch.zeros(W.shape[0], dtype=W.dtype), []
@@ -367,6 +377,6 @@ def test_exercise_checks_teach_the_common_mistakes(monkeypatch):
     assert sec03.check_gru_cell(gru)
     swapped = sec03.check_gru_cell(lambda *a: gru(*a, swap=True))
     assert not swapped and "放反" in swapped.message
-    for check in (sec03.check_tanh_jacobian, sec03.check_scale_for_target, sec03.check_saturation,
+    for check in (sec03.check_tanh_jacobian, sec03.check_clip_gradients, sec03.check_saturation,
                   sec03.check_gru_cell):
         assert not check(None)
