@@ -141,16 +141,25 @@ def next_token_probs(logits: torch.Tensor, temperature: float = 1.0, top_k: int 
 
     ``τ < 1`` 让分布更尖（更像贪心），``τ > 1`` 让它更平；``top_k=None`` 不截断。
     """
-    if not (isinstance(temperature, (int, float)) and math.isfinite(temperature) and temperature > 0):
-        raise InputError(f"温度必须是正的有限数，现在是 {temperature!r}。")
     V = logits.shape[-1]
-    if top_k is not None and not (isinstance(top_k, int) and 1 <= top_k <= V):
-        raise InputError(f"top-k 的 k 必须是 1 到 {V} 之间的整数，现在是 {top_k!r}。")
+    _check_decoding(temperature, top_k, V)
     scaled = logits / temperature
     if top_k is not None and top_k < V:
         kth = scaled.topk(top_k).values[-1]
         scaled = scaled.masked_fill(scaled < kth, float("-inf"))
     return torch.softmax(scaled, dim=-1)
+
+
+def _check_decoding(temperature: float, top_k: int | None, V: int | None = None) -> None:
+    """温度须是正的有限数；``top_k`` 须是 1 到词表大小 ``V`` 之间的整数（或 ``None``：不截断）。"""
+    if isinstance(temperature, bool) or not (isinstance(temperature, (int, float)) and math.isfinite(temperature)
+                                             and temperature > 0):
+        raise InputError(f"温度必须是正的有限数，现在是 {temperature!r}。")
+    if top_k is None:
+        return
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1 or (V is not None and top_k > V):
+        upper = f"到 {V} 之间" if V is not None else "以上"
+        raise InputError(f"top-k 的 k 必须是 1 {upper}的整数，现在是 {top_k!r}。")
 
 
 @dataclass(frozen=True)
@@ -163,9 +172,7 @@ class Decoding:
     seed: int = 0
 
     def __post_init__(self):
-        next_token_probs(torch.zeros(len(SPECIALS)), self.temperature, None)  # 温度不合法时在这里就拒绝
-        if self.top_k is not None and not (isinstance(self.top_k, int) and self.top_k >= 1):
-            raise InputError(f"top-k 的 k 必须是正整数，现在是 {self.top_k!r}。")
+        _check_decoding(self.temperature, self.top_k)  # 不合法的设置在这里就拒绝，不等到第一步采样
 
 
 @dataclass(frozen=True)
