@@ -115,9 +115,22 @@ def _failure_reason(log: str) -> str:
     return f"评分程序无法运行这份提交：{last[0][-200:]}"
 
 
-def run_otter(path: Path, autograder: Path, scratch: Path, limits: Limits) -> tuple[dict | None, str]:
+def declared_copy(path: Path, assignment: str, folder: Path) -> Path:
+    """提交的副本，元数据里写明作业名：从压缩包或 nbgitpuller 拿到的学生版没有 otter 的作业名，
+    otter 会拒绝它；precheck 已经确认它没有声明别的作业。"""
+    nb = nbformat.read(path, as_version=nbformat.NO_CONVERT)
+    nb.metadata.setdefault("otter", {})["assignment_name"] = assignment
+    copy = folder / path.name
+    nbformat.write(nb, copy)
+    return copy
+
+
+def run_otter(
+    path: Path, assignment: str, autograder: Path, scratch: Path, limits: Limits
+) -> tuple[dict | None, str]:
     """在单独的进程里评一份提交；返回 otter 的 results.json（失败时为 None）与失败原因。"""
     scratch.mkdir(parents=True)
+    path = declared_copy(path, assignment, scratch)
     results = scratch / "results"
     results.mkdir()
     work = scratch / "work"
@@ -171,7 +184,7 @@ def grade_one(path: Path, assignment: dict, autograder: Path, scratch: Path, lim
     problem = precheck(path, assignment["section"])
     results = None
     if problem is None:
-        results, problem = run_otter(path, autograder, scratch, limits)
+        results, problem = run_otter(path, assignment["assignment"], autograder, scratch, limits)
     if results is None:
         grade.reasons[""] = problem
         return grade

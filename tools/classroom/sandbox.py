@@ -9,12 +9,14 @@
 
 以 root 运行评分时，worker.py 让内核在自己的挂载命名空间里启动（``unshare --mount``），内核在启动前换成
 无权限用户 ``nobody``：学生代码读不到只给教师的文件（答案、评分包、成绩单），改不了评分程序、其他学生的文件和
-本书的库，也终止不了别的进程；它能写的只有自己的 HOME。如果 Python 装在 ``nobody`` 进不去的文件夹里
-（例如 ``/root/.pyenv``），就在这个命名空间里用一个只含 Python 的空文件夹盖住那一层。
+本书的库，也终止不了别的进程；它能写的只有自己的 HOME。如果 Python、虚拟环境或本书的库在 ``nobody``
+进不去的文件夹里（例如 ``/root/.pyenv``、0750 的家目录），就在这个命名空间里用一个空文件夹盖住那一层，
+只把内核需要的子文件夹挂回去。
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import pwd
 import resource
@@ -42,22 +44,44 @@ def _closed_ancestor(path: str) -> str | None:
     return None
 
 
-def _open_interpreter_path() -> None:
-    """在私有的挂载命名空间里，让 ``nobody`` 能走到 Python 所在的文件夹，同时看不到那一层的其他内容。"""
-    closed = _closed_ancestor(sys.base_prefix)
-    if closed is None:
-        return
-    child = os.path.join(closed, os.path.relpath(sys.base_prefix, closed).split(os.sep)[0])
-    keep = tempfile.mkdtemp(prefix="seqlab-python-")
-    mounts = [
-        ["mount", "--make-rprivate", "/"],
-        ["mount", "--bind", child, keep],
-        ["mount", "-t", "tmpfs", "-o", "mode=755,size=1m", "seqlab", closed],
-        ["mkdir", child],
-        ["mount", "--move", keep, child],
-    ]
-    for cmd in mounts:
-        subprocess.run(cmd, check=True)
+def _needed_paths() -> list[str]:
+    """内核要走到的文件夹：Python 本身、虚拟环境、本书的库、这个启动器、内核的工作目录。"""
+    seqlab = importlib.util.find_spec("seqlab")
+    paths = [sys.base_prefix, sys.prefix, os.path.dirname(os.path.abspath(__file__)), os.getcwd()]
+    if seqlab is not None and seqlab.origin:
+        paths.append(os.path.dirname(os.path.dirname(seqlab.origin)))
+    return paths
+
+
+def _open_needed_paths() -> None:
+    """在私有的挂载命名空间里，让 ``nobody`` 走得到内核需要的文件夹，同时看不到那些文件夹旁边的东西。
+
+    每遇到一个别人进不去的祖先（例如 ``/root`` 或 0750 的家目录），就用一个空的 tmpfs 盖住它，只把需要的
+    子文件夹原样挂回去。
+    """
+    subprocess.run(["mount", "--make-rprivate", "/"], check=True)
+    for _ in range(16):  # 每一轮打开一层；嵌套再深也只有几层
+        paths = _needed_paths()
+        closed = next((c for c in map(_closed_ancestor, paths) if c), None)
+        if closed is None:
+            return
+        children = sorted(
+            {
+                os.path.join(closed, os.path.relpath(p, closed).split(os.sep)[0])
+                for p in paths
+                if p.startswith(closed + os.sep)
+            }
+        )
+        kept = []
+        for child in children:
+            keep = tempfile.mkdtemp(prefix="seqlab-keep-")
+            subprocess.run(["mount", "--bind", child, keep], check=True)
+            kept.append((keep, child))
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=755,size=1m", "seqlab", closed], check=True)
+        for keep, child in kept:
+            os.mkdir(child)
+            subprocess.run(["mount", "--move", keep, child], check=True)
+            os.rmdir(keep)
 
 
 def main(connection_file: str) -> None:
@@ -76,7 +100,7 @@ def main(connection_file: str) -> None:
         os.chown(own, user.pw_uid, user.pw_gid)
         connection_file = own
         if os.environ.get("SEQLAB_GRADE_NAMESPACE") == "1":
-            _open_interpreter_path()
+            _open_needed_paths()
         _limit(resource.RLIMIT_NPROC, MAX_PROCESSES)
         os.setgroups([])
         os.setgid(user.pw_gid)
