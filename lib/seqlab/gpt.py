@@ -105,7 +105,8 @@ def _batches(sentences: Sequence[str], vocab: Vocab, size: int, seed: int) -> It
         yield (sentence_ids(rng.sample(sentences, size), vocab),)
 
 
-@recipe(NAME, tolerances={"heldout_perplexity": 0.15, "final_loss": 0.05})
+# 用 ATEN_CPU_CAPABILITY=default（模拟另一种 CPU）重新训练，两项指标实测只差 0.0024 与 0.0001：容差留了约 20 倍的余量
+@recipe(NAME, tolerances={"heldout_perplexity": 0.05, "final_loss": 0.02})
 def train_gpt(steps: int = 1000, progress: bool = False):
     """固定种子、单线程，在训练集上逐字训练一个 2 层、每层 4 个头的小 GPT，保存检查点 ``gpt_chars``。
 
