@@ -46,12 +46,12 @@ def kubernetes(students: list[dict]) -> dict:
 def markdown(report: dict) -> str:
     students = report["students"]
     rows = [
-        "| 学生 | 笔记本 | 登录到第一个单元格 | 执行整个笔记本 | 内核 CPU | 内核峰值内存 | 服务器峰值内存 |",
+        "| 学生 | 节 | 登录→第一个单元格 | 整节运行 | 内核 CPU | 内核峰值 | 服务器峰值 |",
         "|---|---|---|---|---|---|---|",
     ]
     for s in students:
         rows.append(
-            f"| {s['student']} | `{s['notebook']}` | {s['login_to_first_cell_s']:.0f} 秒 | {s['notebook_s']:.0f} 秒 | "
+            f"| {s['student']} | {s.get('section', s['notebook'])} | {s['login_to_first_cell_s']:.0f} 秒 | {s['notebook_s']:.0f} 秒 | "
             f"{s['kernel_cpu_s']:.1f} 秒 | {s['kernel_peak_bytes'] / GB:.2f} GB | {s['server_peak_bytes'] / GB:.2f} GB |"
         )
     memory = per_student_bytes(students)

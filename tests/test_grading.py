@@ -18,6 +18,7 @@ import nbformat
 import pytest
 
 import seqlab.exercises as ex
+import student
 from classroom import assignments, grade
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -152,6 +153,8 @@ def graded(tmp_path_factory):
     other = c.notebook(solved=everything)
     other.metadata["otter"] = {"assignment_name": "seqlab-1.2"}
     c.save("other_section", other)
+    # 从压缩包或 nbgitpuller 拿到的学生版：没有 otter 的作业名，照样按这一节评分。
+    c.save("book_edition", student.student_version(nbformat.read(BOOK, as_version=4)))
 
     protected = {}
     if IS_ROOT:
@@ -196,6 +199,7 @@ EXPECTED = {
     "essay": {},
     "empty": {},
     "other_section": {},
+    "book_edition": {},
 }
 if IS_ROOT:
     EXPECTED["tamper"] = {}
@@ -210,6 +214,7 @@ REASONS = {
     "essay": "不是 Jupyter 笔记本",
     "empty": "空文件",
     "other_section": "第 1.2 节",
+    "book_edition": "还没有完成",
 }
 
 
