@@ -95,6 +95,8 @@ serve:
 
 bench: $(STAMP) $(NODE)
 	$(BIN)/python tools/bench.py
+	$(BIN)/pytest -q tests/test_lab.py -k run_all
+	$(BIN)/python tools/lab_latency.py
 
 student: $(STAMP)
 	$(BIN)/python tools/student.py
