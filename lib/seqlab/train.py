@@ -170,7 +170,7 @@ def load(name: str) -> Checkpoint:
 # 名字 → 重新训练并保存该检查点的函数。各模块在导入时登记自己的配方。
 RECIPES: dict[str, Callable[[], Path]] = {}
 MODEL_MODULES = ["seqlab.embedding", "seqlab.seq2seq", "seqlab.attention", "seqlab.transformer", "seqlab.gpt",
-                 "seqlab.charlm"]
+                 "seqlab.charlm", "seqlab.encdec"]
 
 
 # 名字 → {指标: 容差}：换一台机器重新训练时，``meta`` 里这些指标与随书检查点的差别不超过容差（绝对值）。

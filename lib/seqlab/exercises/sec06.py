@@ -195,3 +195,58 @@ def check_kv_cache_size(kv_cache_size):
             fail(f"{where}时少了 batch 这个因子：每条序列都有自己的缓存。")
         expect(got_i == want, f"{where}时真实缓存张量的 nbytes 之和是 {want:,}，你的是 {got_i:,}。")
     return "与真实缓存张量的 nbytes 一致：2 × 层数 × batch × T × d_model × 每个数的字节，与头数无关。"
+
+
+@checker(
+    "1.6.7",
+    "交叉注意力子层",
+    objective="用四个投影写出多头交叉注意力：Query 来自解码器，Key 与 Value 来自编码器，并与 PyTorch 逐数比对",
+    difficulty=2,
+    minutes=20,
+)
+def check_cross_attention(cross_attention):
+    """学生函数 ``cross_attention(attn, Y (B, T, d), M (B, S, d)) -> (B, T, d)``；参考是拷贝了同样权重的
+    ``torch.nn.MultiheadAttention(query=Y, key=M, value=M)``。"""
+    from torch import nn
+
+    from seqlab import encdec
+
+    torch.manual_seed(67)
+    d, h = 12, 3
+    attn = encdec.MultiHeadCrossAttention(d, h).eval()
+    reference = nn.MultiheadAttention(d, h, batch_first=True).eval()
+    with torch.no_grad():
+        reference.in_proj_weight.copy_(torch.cat([attn.W_Q.weight, attn.W_K.weight, attn.W_V.weight]))
+        reference.in_proj_bias.copy_(torch.cat([attn.W_Q.bias, attn.W_K.bias, attn.W_V.bias]))
+        reference.out_proj.weight.copy_(attn.W_O.weight)
+        reference.out_proj.bias.copy_(attn.W_O.bias)
+    Y, M = torch.randn(2, 4, d), torch.randn(2, 7, d)
+    with torch.no_grad():
+        want = reference(Y, M, M, need_weights=False)[0]
+        self_attn = reference(Y, Y, Y, need_weights=False)[0]
+        got = call(cross_attention, attn, Y.clone(), M.clone())
+    if isinstance(got, tuple):
+        fail("请只返回输出张量（形状 (B, T, d)），不要连权重一起返回。")
+    expect(isinstance(got, torch.Tensor), f"应返回 torch.Tensor，你返回的是 {type(got).__name__}。")
+    if got.shape == (2, 7, d):
+        fail("输出有 S = 7 行，和源句一样长：Query 应来自解码器 Y（每个目标位置一行），Key 与 Value 才来自编码器 M。")
+    expect(got.shape == want.shape, f"输出形状应为 {tuple(want.shape)}，你的是 {tuple(got.shape)}。")
+    if torch.allclose(got, self_attn, atol=1e-5):
+        fail("这是自注意力：Key 与 Value 也来自 Y。交叉注意力的 Key、Value 来自编码器的输出 M。")
+    with torch.no_grad():
+        Q, K, V = (x.view(2, -1, h, d // h).transpose(1, 2) for x in (attn.W_Q(Y), attn.W_K(M), attn.W_V(M)))
+        unscaled = torch.softmax(Q @ K.transpose(-2, -1), dim=-1) @ V
+        unscaled = attn.W_O(unscaled.transpose(1, 2).reshape(2, 4, d))
+        one_head = torch.softmax(attn.W_Q(Y) @ attn.W_K(M).transpose(-2, -1) / d**0.5, dim=-1) @ attn.W_V(M)
+        one_head = attn.W_O(one_head)
+    if torch.allclose(got, unscaled, atol=1e-5):
+        fail(f"分数要除以 √d_k（这里 d_k = d / h = {d // h}）再做 softmax。")
+    if torch.allclose(got, one_head, atol=1e-5):
+        fail(f"你只用了一个 {d} 维的头：要把 Q、K、V 各自切成 h = {h} 个 {d // h} 维的头，分别做注意力，再拼回来经过 W_O。")
+    expect(torch.allclose(got, want, atol=1e-5),
+           f"与 torch.nn.MultiheadAttention 不一致（最大差 {(got - want).abs().max():.3g}）。"
+           "顺序：Q = W_Q(Y)，K = W_K(M)，V = W_V(M) → 切成 h 个头 → softmax(QKᵀ/√d_k)V → 拼接 → W_O。")
+    lib = attn(Y, M)[0]
+    expect(torch.allclose(got, lib, atol=1e-5), "与库里的 MultiHeadCrossAttention 不一致。")
+    return ("与 torch.nn.MultiheadAttention（query = Y，key = value = M）及库里的实现都一致。输出的行数跟着解码器走，"
+            "每一行读的是整个源句：这正是第 1.4 节 Bahdanau 注意力的读法，只是打分换成了缩放点积。")

@@ -15,7 +15,7 @@ import ipywidgets as widgets
 import plotly.graph_objects as go
 import torch
 
-from seqlab import train
+from seqlab import encdec, train
 from seqlab.corpus import translation as task
 from seqlab.errors import InputError
 from seqlab.explorers import Explorer, clean_text, register
@@ -23,6 +23,9 @@ from seqlab.figures import ATTENTION_SCALE, PALETTE, attention_heatmap
 
 MODEL = "seq2seq_attention"
 BASELINE = "seq2seq_fixed"
+# 模型选择：第 1.4 节的 Bahdanau 注意力，或第 1.6 节编码器—解码器 Transformer 的交叉注意力（所选一层、各头平均）
+MODELS = {MODEL: "Bahdanau 注意力（1.4 节）", encdec.NAME: "Transformer 交叉注意力（1.6 节）"}
+SHORT = {MODEL: "注意力模型", encdec.NAME: "Transformer"}
 ALIASES = {",": "，", "、": "，", "；": "，", ";": "，"}
 TOP = 3  # 说明文字里列出 c_t 的前几项
 
@@ -55,13 +58,22 @@ class AttentionState:
     baseline: list[str]  # 固定上下文模型的译文
     step: int  # 当前展示的目标步 t（从 1 数）
     clamped: bool  # 滑块超过了句长，被收回到最后一步
+    model: str = MODEL  # 权重来自哪个模型（``MODELS`` 的键）
+
+
+def _attend(model: str, src: torch.Tensor, T: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """贪心解码，返回 ``(ids (1, T), α (1, T, S))``。Transformer 的交叉注意力取 ``encdec.SHOWN_LAYER`` 层、各头平均。"""
+    ids, alpha = train.load(model).model.greedy(src, T)
+    if model == encdec.NAME:  # (1, 层, 头, T, S) → (1, T, S)
+        alpha = encdec.head_mean(alpha[:, encdec.SHOWN_LAYER])
+    return ids, alpha
 
 
 @lru_cache(maxsize=128)
-def _translate(source: tuple[str, ...]) -> AttentionState:
-    """两个模型各贪心解码一次（按源句缓存：拖动步数滑块时不必重算）。"""
+def _translate(source: tuple[str, ...], model: str = MODEL) -> AttentionState:
+    """所选模型与固定上下文模型各贪心解码一次（按源句缓存：拖动步数滑块时不必重算）。"""
     src = torch.tensor([task.encode_source(list(source))])
-    ids, alpha = train.load(MODEL).model.greedy(src, len(source))
+    ids, alpha = _attend(model, src, len(source))
     base_ids, _ = train.load(BASELINE).model.greedy(src, len(source))
     grammatical = task.is_grammatical(list(source))
     return AttentionState(
@@ -73,12 +85,15 @@ def _translate(source: tuple[str, ...]) -> AttentionState:
         baseline=task.decode_target(base_ids[0]),
         step=1,
         clamped=False,
+        model=model,
     )
 
 
-def attention_state(text: str, step: int = 1) -> AttentionState:
+def attention_state(text: str, step: int = 1, model: str = MODEL) -> AttentionState:
     """探索器的计算函数：源句 → 两个模型的译文、α 矩阵；``step`` 超出句长时收回到最后一步。"""
-    state = _translate(tuple(parse_source(text)))
+    if model not in MODELS:
+        raise InputError(f"没有这个模型：{model!r}；可选：{'、'.join(MODELS.values())}。")
+    state = _translate(tuple(parse_source(text)), model)
     t = min(max(int(step), 1), len(state.source))
     return replace(state, step=t, clamped=t != int(step))
 
@@ -248,7 +263,7 @@ def attention_figure(state: AttentionState) -> go.Figure:
     fig = go.Figure([_heatmap(state), _gold(state), _bar_trace(state, state.step)])
     fig.update_layout(_base_layout())
     fig.update_layout(_layout(state))
-    fig.update_layout(title={"text": f"注意力模型翻译「{''.join(state.source)}」", "x": 0.0, "xanchor": "left",
+    fig.update_layout(title={"text": f"{SHORT[state.model]}翻译「{''.join(state.source)}」", "x": 0.0, "xanchor": "left",
                              "y": 0.995, "yanchor": "top", "yref": "container"})
     return fig
 
@@ -296,22 +311,25 @@ class AttentionWeightsExplorer(Explorer):
         {"text": task.EXAMPLES[1], "step": 5},
         {"text": task.EXAMPLES[2], "step": 19},
         {"text": "小猫看大鱼", "step": 2},
+        {"text": task.EXAMPLES[1], "step": 4, "model": encdec.NAME},
     ]
 
     def controls(self):
         return {
             "text": widgets.Text(value=task.EXAMPLES[1], description="源句", continuous_update=False),
             "step": widgets.IntSlider(value=1, min=1, max=task.MAX_LEN, description="第 t 步"),
+            "model": widgets.Dropdown(options=[(label, name) for name, label in MODELS.items()], value=MODEL,
+                                      description="模型"),
         }
 
-    def compute(self, text: str, step: int = 1) -> AttentionState:
-        return attention_state(text, step)
+    def compute(self, text: str, step: int = 1, model: str = MODEL) -> AttentionState:
+        return attention_state(text, step, model)
 
     def figure(self, state: AttentionState) -> go.Figure:
         return attention_figure(state)
 
     def caption(self, state: AttentionState) -> str:
-        words = f"注意力模型：{' '.join(state.output)}{_score(state.output, state.reference)}；"
+        words = f"{SHORT[state.model]}：{' '.join(state.output)}{_score(state.output, state.reference)}；"
         words += f"固定上下文模型：{' '.join(state.baseline)}{_score(state.baseline, state.reference)}。"
         if state.reference is None:
             words += "这句话不合玩具语法，没有标准译文，只能看模型怎样分配权重。"
@@ -327,7 +345,7 @@ class AttentionWeightsExplorer(Explorer):
         heat, gold, bar = fig.data
         fresh = _bar_trace(state, state.step)
         bar.update(x=fresh.x, y=fresh.y, text=fresh.text, name=fresh.name)
-        if getattr(fig, "_seqlab_source", None) == state.source:
+        if getattr(fig, "_seqlab_source", None) == (state.source, state.model):
             t, layout = state.step, _layout(state)
             fig.layout.shapes[0].update(y0=t - 1.5, y1=t - 0.5)
             fig.layout.annotations[0].text = layout["annotations"][0]["text"]
@@ -336,18 +354,19 @@ class AttentionWeightsExplorer(Explorer):
         heat.update(z=state.alpha, x=_categories(state.source), y=_categories(state.output), text=_hover_text(state))
         gold.x, gold.y = _gold_xy(state)
         # 扁平路径的 relayout 比嵌套字典的 layout.update 快约 4 倍（少了逐层校验）
-        fig.plotly_relayout({**_flat(_layout(state)), "title.text": f"注意力模型翻译「{''.join(state.source)}」"})
-        fig._seqlab_source = list(state.source)
+        fig.plotly_relayout({**_flat(_layout(state)), "title.text": f"{SHORT[state.model]}翻译「{''.join(state.source)}」"})
+        fig._seqlab_source = (list(state.source), state.model)
 
-    def static_figure(self) -> go.Figure:
-        """网页上的静态面：上方的下拉菜单选例句，下方的滑块选解码步 t。
+    def static_figure(self, model: str = MODEL) -> go.Figure:
+        """网页上的静态面：上方的下拉菜单选例句，下方的滑块选解码步 t；``model`` 选权重来自哪个模型
+        （第 1.4 节用 Bahdanau 注意力，第 1.6 节用 Transformer 的交叉注意力）。
 
         图里始终只有三条轨迹（热力图、标准对齐、条形图）。下拉菜单换掉三条轨迹的数据，滑块只换
         条形图的高度；每个例句有自己的滑块（步数随句长而变），下拉菜单只让当前例句的滑块可见。
         版面属性一律用 ``"xaxis.range"`` 这样的扁平路径切换——传整个 ``xaxis`` 字典会把坐标轴的
         其余设置（位置、对齐方式）一并抹掉。
         """
-        bases = [attention_state(text, 1) for text in task.EXAMPLES]
+        bases = [attention_state(text, 1, model) for text in task.EXAMPLES]
         bottom = BOTTOM_PX + 40  # 为滑块留出位置
         heat_px = ROW_PX * 16  # 固定高度：最长的例句每行约 21 像素，最短的每行约 67 像素
         k0, t0 = 1, 5  # 打开网页时：第 2 句的第 5 步（动词被挪到了分句末尾）
