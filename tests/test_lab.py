@@ -89,6 +89,8 @@ def test_markdown_reads_like_the_book(browser, lab, path):
         assert len(texts) == len(_markdown(path))
         raw = {pat: [t[:80] for t in texts if pat in t] for pat in RAW}
         assert not any(raw.values()), f"JupyterLab 里看得到原样的 MyST：{ {k: v for k, v in raw.items() if v} }"
+        labels = sorted({m for t in texts for m in re.findall(r"(?<![\w-])sec-1-\d\b", t)})
+        assert not labels, f"指向别的节的引用显示成了标签名（写成 {{ref}}`第 1.N 节 <sec-1-N>`）：{labels}"
         images = p.evaluate("r => [...document.querySelectorAll(r)].flatMap(e => [...e.querySelectorAll('img')])"
                             ".map(i => [i.getAttribute('src'), i.naturalWidth])", RENDERED)
         assert len(images) >= len(_figures(path)), (images, _figures(path))
