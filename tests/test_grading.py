@@ -148,6 +148,12 @@ def graded(tmp_path_factory):
     for cell in c._tagged(cheat, "exercise-check"):
         cell.source = "print('✅ 正确！')"
     c.save("monkeypatch", cheat)
+    # 改写本书的库，让“期望值”与自己的错误答案一致：每道题都不计分。
+    forged = c.notebook(solved=everything)
+    forged = c.before_exercises(
+        forged, "import seqlab.lm\nseqlab.lm.NGramLM.log_prob = lambda self, *a, **k: 0.0"
+    )
+    c.save("patched_library", forged)
     (subs / "essay.txt").write_text("老师，我的作业在附件里。", encoding="utf-8")
     (subs / "empty.ipynb").write_bytes(b"")
     other = c.notebook(solved=everything)
@@ -196,6 +202,7 @@ EXPECTED = {
     "renamed": _all_but(THIRD),
     "megabytes": POINTS,
     "monkeypatch": {},
+    "patched_library": {},
     "essay": {},
     "empty": {},
     "other_section": {},
@@ -211,6 +218,7 @@ REASONS = {
     "deleted_cells": f"没有定义 {FIRST.answers[0]}",
     "renamed": f"没有定义 {THIRD.answers[0]}",
     "monkeypatch": "还没有完成",
+    "patched_library": "改写了本书的库（seqlab.lm.NGramLM.log_prob）",
     "essay": "不是 Jupyter 笔记本",
     "empty": "空文件",
     "other_section": "第 1.2 节",

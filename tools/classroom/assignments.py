@@ -138,7 +138,13 @@ def _answer_cell(nb, q: Question):
 
 
 def hidden_test_source(q: Question) -> str:
-    """隐藏测试：重新导入原版的检查函数，检查学生定义的答案；不及格时的说明就是丢分的理由。"""
+    """隐藏测试：用重新导入的原版检查函数检查学生定义的答案；不及格时的说明就是丢分的理由。
+
+    1. 从磁盘把整个 seqlab 重新导入一份，和学生内核里的那份逐个比较函数与方法的字节码：学生改写过本书的库
+       （例如让模型返回他想要的数），这道题不得分；
+    2. 检查函数（``seqlab.exercises``）用重新导入的那份，库的其余部分用学生内核里那份（已确认没被改写；
+       学生的答案里可能用 ``isinstance`` 认本书的类，类必须是同一个）。
+    """
     body = f'''\
     """ # BEGIN TEST CONFIG
     points: {q.points}
@@ -146,9 +152,38 @@ def hidden_test_source(q: Question) -> str:
     """ # END TEST CONFIG
     def test_{q.name}(env):
         import importlib, os, signal, sys
+
         os.environ["SEQLAB_STRICT_CHECKS"] = "0"
-        for loaded in [m for m in sys.modules if m == "seqlab" or m.startswith("seqlab.")]:
-            del sys.modules[loaded]
+
+        def book_modules():
+            return {{m: sys.modules[m] for m in list(sys.modules) if m == "seqlab" or m.startswith("seqlab.")}}
+
+        def functions(obj):
+            if hasattr(obj, "__code__"):
+                return {{"": obj.__code__}}
+            if isinstance(obj, type):
+                return {{k: f.__code__ for k, f in vars(obj).items() if hasattr(f, "__code__")}}
+            return {{}}
+
+        theirs = book_modules()
+        for m in theirs:
+            del sys.modules[m]
+        importlib.import_module("seqlab.exercises.{q.module}")
+        fresh = book_modules()
+        patched = []
+        for name, module in fresh.items():
+            if name.startswith("seqlab.exercises") or name not in theirs:
+                continue
+            for attr, value in vars(module).items():
+                if getattr(value, "__module__", None) != name:
+                    continue
+                want, got = functions(value), functions(getattr(theirs[name], attr, None))
+                changed = [k for k in want.keys() | got.keys() if got.get(k) != want.get(k)]
+                patched += [f"{{name}}.{{attr}}" + (f".{{k}}" if k else "") for k in changed]
+        for m in fresh:
+            del sys.modules[m]
+        sys.modules.update({{m: mod for m, mod in theirs.items() if not m.startswith("seqlab.exercises")}})
+        assert not patched, "笔记本改写了本书的库（" + "、".join(sorted(patched)[:3]) + "），这道题不计分。"
         check = getattr(importlib.import_module("seqlab.exercises.{q.module}"), "{q.check}")
         missing = [n for n in {list(q.answers)!r} if n not in env]
         assert not missing, "笔记本里没有定义 " + "、".join(missing) + "：定义它的单元格被删除或改名了？"
