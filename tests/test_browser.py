@@ -10,13 +10,26 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from urllib.parse import urlparse
 
 import pytest
 
 from browser import CHROMIUM, has_chromium, launch, serve
-from sitecheck import HTML, ROOT, content_pages, require_site
+from sitecheck import (
+    DESKTOP,
+    FIGURE_TEXT_BOXES,
+    HTML,
+    PAGE_BYTES_BUDGET,
+    PHONE,
+    ROOT,
+    cold_load,
+    content_pages,
+    require_site,
+    run_axe,
+    wait_for_figures,
+)
 
 SHOTS = ROOT / "_build" / "screenshots"
 
@@ -52,10 +65,10 @@ def browser():
 class Visit:
     """打开一页，记录控制台错误、页面异常和所有试图离开本机的请求。"""
 
-    def __init__(self, browser, url, *, color_scheme="light"):
+    def __init__(self, browser, url, *, color_scheme="light", device=DESKTOP):
         self.errors: list[str] = []
         self.outside: list[str] = []
-        self.context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=color_scheme)
+        self.context = browser.new_context(**device, color_scheme=color_scheme)
         self.page = self.context.new_page()
         self.page.route("**/*", self._route)
         self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
@@ -104,49 +117,100 @@ def test_page_loads_offline_without_errors_and_renders_math_and_figures(browser,
         visit.close()
 
 
-STATE = """g => JSON.stringify(g.data.map(t => [t.visible, t.y && Array.from(t.y).slice(0, 50), t.z && Array.from(t.z).slice(0, 5)]))"""
+STATE = """g => JSON.stringify(g.data.map(t => [t.visible, t.y && Array.from(t.y).slice(0, 50), t.z && Array.from(t.z).slice(0, 5)]))
+  + JSON.stringify([g.layout.title, g.layout.annotations])"""
+SECTIONS = [p for p in PAGES if "/ch01/0" in p]
+DEVICES = {"desktop": DESKTOP, "phone": PHONE}
 
 
-def _figures_with_controls(p):
+def _controls(p):
+    """页面上每个看得见的图控件：(图的序号, 控件的 id, 种类)。"""
     return p.evaluate(
-        """() => [...document.querySelectorAll('.plotly-graph-div')].map((g, i) => [i,
-              (g.layout.sliders || []).length, (g.layout.updatemenus || []).length])"""
+        """() => [...document.querySelectorAll('.seqlab-figure')].flatMap((f, i) =>
+              [...f.querySelectorAll('.seqlab-control:not([hidden]) .seqlab-input')].map(e => [i, e.id, e.tagName.toLowerCase()]))"""
     )
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if "/ch01/0" in p])
-def test_static_explorer_controls_change_the_plot(browser, server, page):
-    visit = Visit(browser, f"{server}/{page}")
+@pytest.mark.parametrize("page", SECTIONS)
+def test_explorer_controls_work_with_keyboard_mouse_and_touch_and_have_chinese_labels(browser, server, page):
+    for device in ("desktop", "phone"):
+        visit = Visit(browser, f"{server}/{page}", device=DEVICES[device])
+        p = visit.page
+        try:
+            wait_for_figures(p)
+            controls = _controls(p)
+            assert controls, f"{page} 上没有静态探索器的控件"
+            assert p.evaluate("document.querySelectorAll('.slider-container, .updatemenu-container').length") == 0, "还有 plotly 自己画的滑块或菜单"
+            for index, control_id, tag in controls:
+                gd = p.locator(".plotly-graph-div").nth(index)
+                control = p.locator(f"#{control_id}")
+                control.scroll_into_view_if_needed()
+                name = p.evaluate("id => { const e = document.getElementById(id); return e.labels[0] ? e.labels[0].innerText : ''; }", control_id)
+                assert re.search(r"[\u4e00-\u9fff]", name), f"{page} 控件 {control_id} 没有中文标签：{name!r}"
+                assert p.evaluate("id => document.getElementById(id).tabIndex", control_id) >= 0
+                # 键盘：Tab 停在控件上（从它前一个可聚焦元素出发），方向键拨动；焦点看得见
+                control.focus()
+                assert p.evaluate("() => getComputedStyle(document.activeElement).outlineStyle") != "none" or tag == "select"
+                before = gd.evaluate(STATE)
+                last = p.evaluate("id => { const e = document.getElementById(id); return e.tagName === 'SELECT' ? e.options.length - 1 : Number(e.max); }", control_id)
+                start = int(p.evaluate("id => document.getElementById(id).value", control_id))
+                key = "ArrowLeft" if start == last and tag == "input" else "ArrowRight" if tag == "input" else ("ArrowUp" if start == last else "ArrowDown")
+                p.keyboard.press(key)
+                p.wait_for_timeout(500)
+                after = gd.evaluate(STATE)
+                assert after != before, f"{page}（{device}）第 {index} 张图：用键盘拨动 {control_id} 后图没有变化"
+                if tag == "input":  # 鼠标点击（桌面）或手指轻点（手机）到另一端
+                    box = control.bounding_box()
+                    value = int(p.evaluate("id => document.getElementById(id).value", control_id))
+                    x = box["x"] + (0.02 if value > last / 2 else 0.98) * box["width"]
+                    if device == "phone":
+                        p.touchscreen.tap(x, box["y"] + box["height"] / 2)
+                    else:
+                        p.mouse.click(x, box["y"] + box["height"] / 2)
+                    p.wait_for_timeout(500)
+                    assert gd.evaluate(STATE) != after, f"{page}（{device}）第 {index} 张图：点击 {control_id} 后图没有变化"
+            assert not visit.errors, f"控制台错误：{visit.errors}"
+        finally:
+            visit.close()
+
+
+@pytest.mark.parametrize("page", SECTIONS)
+def test_toolbar_is_reduced_out_of_tab_order_and_hidden_on_touch(browser, server, page):
+    for device in ("desktop", "phone"):
+        visit = Visit(browser, f"{server}/{page}", device=DEVICES[device])
+        p = visit.page
+        try:
+            if not wait_for_figures(p):
+                continue
+            titles = p.evaluate("[...document.querySelectorAll('.modebar-btn')].map(b => b.getAttribute('data-title'))")
+            assert titles, "图没有工具栏"
+            assert not [t for t in titles if re.search(r"cloud|share|chart studio|plotly", t or "", re.I)], titles
+            assert p.evaluate("document.querySelectorAll('.modebar .plotlyjsicon, .modebar-btn--logo').length") == 0, "工具栏里有标志"
+            assert p.evaluate("[...document.querySelectorAll('.modebar-btn')].every(b => b.tabIndex < 0)"), "工具栏按钮在 Tab 顺序里"
+            shown = p.evaluate("[...document.querySelectorAll('.modebar-container')].map(m => getComputedStyle(m).display !== 'none')")
+            if device == "phone":
+                assert not any(shown), "触屏上工具栏应当先藏起来"
+                toggle = p.locator(".seqlab-toolbar-toggle").first
+                toggle.scroll_into_view_if_needed()
+                toggle.tap()
+                assert p.evaluate("getComputedStyle(document.querySelector('.seqlab-figure .modebar-container')).display") != "none"
+                assert p.evaluate("document.querySelector('.seqlab-figure .modebar-btn').tabIndex") == 0
+        finally:
+            visit.close()
+
+
+@pytest.mark.parametrize("device", ["desktop", "phone"])
+@pytest.mark.parametrize("page", SECTIONS)
+def test_figure_text_neither_overlaps_nor_is_cut_off(browser, server, page, device):
+    visit = Visit(browser, f"{server}/{page}", device=DEVICES[device])
     p = visit.page
     try:
-        p.wait_for_function(
-            "[...document.querySelectorAll('.plotly-graph-div')].every(g => g._fullLayout)", timeout=15000
-        )
-        controls = [c for c in _figures_with_controls(p) if c[1] or c[2]]
-        assert controls, f"{page} 上没有带滑块或下拉菜单的静态探索器"
-        for index, n_sliders, _n_menus in controls:
-            gd = p.locator(".plotly-graph-div").nth(index)
-            gd.scroll_into_view_if_needed()
-            before = gd.evaluate(STATE)
-            if n_sliders:
-                rail = gd.locator(".slider-rail-touch-rect").first
-                box = rail.bounding_box()
-                active = gd.evaluate("g => g.layout.sliders[0].active || 0")
-                n_steps = gd.evaluate("g => g.layout.sliders[0].steps.length")
-                # 点到离当前位置最远的一端
-                frac = 0.02 if active > (n_steps - 1) / 2 else 0.98
-                p.mouse.click(box["x"] + frac * box["width"], box["y"] + box["height"] / 2)
-            else:
-                header = gd.locator(".updatemenu-header-group")
-                if header.count():  # 下拉菜单：先展开
-                    header.first.click()
-                items = gd.locator(".updatemenu-dropdown-button, .updatemenu-button")
-                active = gd.evaluate("g => g.layout.updatemenus[0].active || 0")
-                items.nth(1 if active == 0 else 0).click()
-            p.wait_for_timeout(400)
-            after = gd.evaluate(STATE)
-            assert after != before, f"{page} 第 {index} 张图：操作控件后图没有变化"
-        assert not visit.errors, f"控制台错误：{visit.errors}"
+        wait_for_figures(p)
+        boxes = p.evaluate(FIGURE_TEXT_BOXES)
+        faults = {b["index"]: b["overlaps"] + [f"裁掉：{c}" for c in b["cut"]] for b in boxes if b["overlaps"] or b["cut"]}
+        assert all(b["items"] > 3 for b in boxes), "没有量到图中的文字"
+        assert not faults, f"{page}（{device}）图中文字重叠或被裁掉：{faults}"
+        assert p.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth + 1"), "页面左右滚动"
     finally:
         visit.close()
 
@@ -209,5 +273,131 @@ def test_self_test_quiz_gives_feedback_offline(browser, server, page):
                               ".filter(e => e.checkVisibility()).map(e => e.innerText).join('')")
         assert feedback.strip(), "点选自测题的选项后应当出现反馈"
         assert not visit.outside and not visit.errors, (visit.outside, visit.errors)
+    finally:
+        visit.close()
+
+
+@pytest.mark.parametrize("device", ["desktop", "phone"])
+def test_both_sidebar_toggles_open_and_close(browser, server, device):
+    visit = Visit(browser, f"{server}/chapters/ch01/01_language_as_sequence.html", device=DEVICES[device])
+    p = visit.page
+    try:
+        p.wait_for_timeout(500)
+        nav_visible = "() => [...document.querySelectorAll('.bd-sidebar-primary .bd-links a, dialog[open] .bd-links a')].some(a => a.getClientRects().length && getComputedStyle(a).visibility !== 'hidden' && a.getBoundingClientRect().right > 0)"
+        toc_visible = "() => [...document.querySelectorAll('.bd-sidebar-secondary nav.page-toc a, dialog[open] nav.page-toc a')].some(a => a.getClientRects().length && getComputedStyle(a).visibility !== 'hidden' && a.getBoundingClientRect().right > 0)"
+        for selector, visible in ((".primary-toggle", nav_visible), (".secondary-toggle", toc_visible)):
+            toggles = p.locator(f"{selector}:visible")
+            if device == "desktop" and selector == ".secondary-toggle" and not toggles.count():
+                assert p.evaluate(visible), "宽屏上本页目录应当一直可见"
+                continue
+            assert toggles.count() == 1, f"{selector}：应当恰好有一个看得见的开关"
+            assert re.search(r"[\u4e00-\u9fff]", toggles.first.get_attribute("title") or ""), "开关的提示不是中文"
+            was = p.evaluate(visible)
+            toggles.first.click()
+            p.wait_for_timeout(500)
+            assert p.evaluate(visible) != was, f"{selector}：点了开关，侧栏没有变化"
+            if p.evaluate("!!document.querySelector('dialog[open]')"):
+                p.keyboard.press("Escape")
+            else:
+                toggles.first.click()
+            p.wait_for_timeout(500)
+            assert p.evaluate(visible) == was, f"{selector}：再点一次（或按 Esc），侧栏应当恢复"
+        assert not visit.errors, visit.errors
+    finally:
+        visit.close()
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_link_and_button_works(browser, server, page):
+    """每个站内链接都能打开（不是 404）；没有链接指向别的项目；下载按钮给出的笔记本确实存在；没有启动按钮。"""
+    visit = Visit(browser, f"{server}/{page}")
+    p = visit.page
+    try:
+        hrefs = p.evaluate("[...document.querySelectorAll('a[href]')].map(a => a.href)")
+        assert not [h for h in hrefs if re.search(r"executablebooks|jupyter-book|mybinder|colab\.research", h)], "链接指向了别的项目或在线服务"
+        checked = set()
+        for href in hrefs:
+            url = href.split("#")[0]
+            if not url.startswith(server) or url in checked:
+                continue
+            checked.add(url)
+            response = p.request.get(url)
+            assert response.ok, f"{page} 里的链接 {url} 打不开（{response.status}）"
+        if page.startswith("chapters/ch01/0"):
+            link = p.locator(".download-notebook-button, a[href$='.ipynb']")
+            assert link.count(), "笔记本页面没有下载笔记本的按钮"
+            response = p.request.get(link.first.evaluate("a => a.href"))
+            assert response.ok and response.json()["cells"], "下载按钮给出的不是一个笔记本"
+        buttons = p.locator("button:visible")
+        for i in range(buttons.count()):
+            button = buttons.nth(i)
+            if button.get_attribute("onclick") and "FullScreen" in button.get_attribute("onclick"):
+                continue  # 无头浏览器里没有全屏
+            button.click(timeout=5000)
+            p.wait_for_timeout(100)
+            if p.evaluate("!!document.querySelector('dialog[open]')"):
+                p.keyboard.press("Escape")
+        assert not visit.errors, f"点按钮时出错：{visit.errors}"
+    finally:
+        visit.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("device", ["desktop", "phone"])
+@pytest.mark.parametrize("page", PAGES + (["search.html"] if PAGES else []))
+def test_axe_finds_no_serious_or_critical_violation(browser, server, page, device, scheme):
+    visit = Visit(browser, f"{server}/{page}", device=DEVICES[device], color_scheme=scheme)
+    p = visit.page
+    try:
+        wait_for_figures(p)
+        violations = run_axe(p)
+        assert not violations, f"{page}（{device}，{scheme}）：{violations}"
+    finally:
+        visit.close()
+
+
+@pytest.mark.parametrize("page", SECTIONS)
+def test_section_page_paints_fast_and_is_small_on_emulated_4g(browser, server, page):
+    load = cold_load(browser, f"{server}/{page}")
+    print(f"{page}：首次内容绘制 {load['fcp_ms']:.0f} ms，{load['bytes'] / 1e6:.2f} MB，{load['requests']} 个请求")
+    assert load["bytes"] <= PAGE_BYTES_BUDGET, f"{page} 一共下载了 {load['bytes'] / 1e6:.2f} MB"
+    # 首次内容绘制（预算 FCP_BUDGET_MS）只打印、由 make bench 对照预算报告：时间随机器负载变化，测试不对它断言；
+    # 这里断言决定它的条件：
+    # <head> 里没有阻塞的脚本，plotly.js 延迟加载，页面上的图都是后画的。
+    html = (HTML / page).read_text(encoding="utf-8")
+    head = html[: html.index("</head>")]
+    blocking = [s for s in re.findall(r"<script\b[^>]*\bsrc=[^>]*>", head) if not re.search(r"\b(defer|async)\b", s)]
+    assert not blocking, f"{page} 的 <head> 里有阻塞的脚本：{blocking}"
+
+
+def test_teacher_guide_does_not_scroll_sideways_on_a_phone(browser, server):
+    visit = Visit(browser, f"{server}/chapters/teacher/guide.html", device=PHONE)
+    try:
+        assert visit.page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth + 1")
+    finally:
+        visit.close()
+
+
+def test_dark_mode_exercise_checks_are_not_light_slabs(browser, server):
+    visit = Visit(browser, f"{server}/chapters/ch01/01_language_as_sequence.html", color_scheme="dark")
+    try:
+        backgrounds = visit.page.evaluate(
+            "[...document.querySelectorAll('.seqlab-check')].map(c => getComputedStyle(c.closest('.output') || c).backgroundColor)"
+        )
+        assert backgrounds, "没有找到练习检查的结果"
+        assert all(b in ("rgba(0, 0, 0, 0)", "transparent") for b in backgrounds), backgrounds
+    finally:
+        visit.close()
+
+
+def test_search_snippets_are_prose_without_contents_list_or_latex(browser, server):
+    visit = Visit(browser, f"{server}/search.html?q=链式法则")
+    p = visit.page
+    try:
+        p.wait_for_selector("#search-results li p", timeout=20000)
+        snippets = p.eval_on_selector_all("#search-results li p", "els => els.map(e => e.innerText)")
+        assert snippets
+        assert not [s for s in snippets if re.search(r"\\(frac|mathbf|sum|left)|\$\$", s)], snippets
+        assert not [s for s in snippets if s.lstrip().startswith(("目录", "Contents"))], snippets
     finally:
         visit.close()

@@ -1,6 +1,7 @@
 """构建好的网站：离线可用、页面大小在预算内、中文搜索可用、答案默认折叠。"""
 
 import json
+import os
 import re
 
 import pytest
@@ -29,8 +30,13 @@ def test_no_page_loads_anything_from_outside_the_site():
     assert not offenders, f"这些页面引用了站外资源：{offenders}"
 
 
-def test_local_assets_exist():
-    assert (HTML / "_static" / "seqlab" / "plotly.min.js").stat().st_size > 1_000_000
+def test_local_assets_exist_and_plotly_js_matches_the_python_package():
+    from book_ext import PYTHON_PLOTLY_JS, plotly_version
+
+    bundle = HTML / "_static" / "seqlab" / "plotly-cartesian.min.js"
+    assert bundle.stat().st_size > 500_000
+    assert plotly_version(bundle) == plotly_version(PYTHON_PLOTLY_JS) == "4.1.1"
+    assert not (HTML / "_static" / "seqlab" / "plotly.min.js").exists(), "完整的 plotly.min.js 不应再复制进网站"
     assert (HTML / "_static" / "mathjax" / "tex-chtml.js").exists()
     woff = list((HTML / "_static" / "mathjax").rglob("*.woff"))
     assert woff, "MathJax 的字体没有复制进网站"
@@ -43,7 +49,12 @@ def test_pages_are_within_budget_and_plotly_is_shared_not_inlined():
         assert "widget-state+json" not in text, f"{page.name} 嵌入了控件状态"
         assert not re.search(r"plotly\.js v\d", text), f"{page.name} 内联了 plotly.js"
         if "plotly-graph-div" in text:
-            assert text.count("_static/seqlab/plotly.min.js") == 1, f"{page.name} 应当恰好引用一次共享的 plotly.min.js"
+            assert len(re.findall(r'<script defer="defer" src="[./]*_static/seqlab/plotly-cartesian\.min\.js', text)) == 1, (
+                f"{page.name} 应当恰好引用一次、并且延迟加载共享的 plotly.js"
+            )
+            assert "Plotly.newPlot" not in text, f"{page.name} 里有立即执行的 Plotly.newPlot"
+        else:
+            assert "plotly-cartesian" not in text, f"{page.name} 没有图，却加载了 plotly.js"
 
 
 def _search_index():
@@ -69,3 +80,57 @@ def test_solutions_are_collapsed_behind_a_toggle():
     solutions = re.findall(r'<div class="solution[ "][^>]*', text)
     assert solutions, "没有找到答案块"
     assert all("dropdown" in s for s in solutions), "答案块应当默认折叠（dropdown）"
+
+
+def _visible_text(page):
+    text = page.read_text(encoding="utf-8")
+    text = re.sub(r"<(pre|script|style|code|kbd)\b[^>]*>.*?</\1>", " ", text, flags=re.S)
+    return re.sub(r"<[^>]+>", " ", text)
+
+
+def test_no_literal_markdown_bold_in_any_page():
+    offenders = {p.name: m.group(0) for p in content_pages() for m in [re.search(r".{0,20}\*\*.{0,20}", _visible_text(p))] if m}
+    assert not offenders, f"网页上出现了没有渲染的 **：{offenders}"
+
+
+def test_interface_strings_are_chinese():
+    english = ["Click to show", "Click to hide", "Toggle primary sidebar", "Toggle secondary sidebar", "Color mode",
+               "System Settings", "Link to this heading", "列印"]
+    for page in pages():
+        text = page.read_text(encoding="utf-8")
+        found = [e for e in english if e in text]
+        assert not found, f"{page.name} 里还有英文（或繁体）的界面文字：{found}"
+
+
+def test_search_index_loads_only_on_the_search_page():
+    for page in pages():
+        loads = "searchindex.js" in page.read_text(encoding="utf-8")
+        assert loads == (page.name == "search.html"), f"{page.name}：搜索索引只应在搜索页加载"
+
+
+def test_no_launch_buttons_without_a_repository_address():
+    if os.environ.get("SEQLAB_REPOSITORY_URL"):
+        pytest.skip("构建时给出了仓库地址")
+    for page in pages():
+        text = page.read_text(encoding="utf-8")
+        assert not re.search(r'href="https://(mybinder\.org|colab\.research)|executablebooks|launch-buttons', text), (
+            f"{page.name} 里有启动按钮"
+        )
+
+
+def test_icon_script_holds_only_the_icons_the_pages_use():
+    from book_ext import used_icons
+
+    script = (HTML / "_static" / "scripts" / "fontawesome.js").read_text(encoding="utf-8")
+    assert len(script) < 150_000, f"图标脚本还有 {len(script) / 1e6:.1f} MB"
+    for name in used_icons(pages()):
+        assert re.search(rf'(?:"{name}"|\b{name}):\[', script), f"图标 {name} 被裁掉了"
+
+
+def test_every_figure_has_a_chinese_text_alternative():
+    for page in content_pages():
+        text = page.read_text(encoding="utf-8")
+        figures = text.count('class="seqlab-figure"')
+        alts = re.findall(r'<p class="seqlab-alt" id="[^"]+">([^<]+)</p>', text)
+        assert len(alts) == figures, f"{page.name}：{figures} 张图，{len(alts)} 段文字说明"
+        assert all(re.search(r"[\u4e00-\u9fff]", a) and len(a) >= 6 for a in alts), alts

@@ -122,9 +122,6 @@ def _config_inited(app, config):
     config.html_search_options = {"dict": str(_search_dictionary(app))}
     options = {**config.html_theme_options, **launch_options()}
     config.html_theme_options = {k: v for k, v in options.items() if v is not None}
-    config.templates_path = [str(ASSETS / "templates"), *config.templates_path]
-    config.togglebutton_hint = "点击展开"
-    config.togglebutton_hint_hide = "点击收起"
     # myst-nb 在页面含控件状态时会从公网加载 require.js 与控件管理器：一律关掉。
     config.nb_ipywidgets_js = {}
 
