@@ -146,3 +146,16 @@ def test_the_gru_picks_the_distant_cue_where_the_4gram_cannot():
     gru = charlm.lm_cue_accuracy(ckpt.model, charlm.vocab_of(ckpt.config), sentences)
     four = charlm.ngram_cue_accuracy(lm.NGramLM(4).fit(charlm.training_sentences()), sentences)
     assert gru >= 0.9 and four <= 0.5
+
+
+def test_the_recipe_leaves_the_callers_random_state_alone():
+    import random
+
+    torch.manual_seed(7)
+    random.seed(7)
+    expected = (torch.rand(2), random.random())
+    torch.manual_seed(7)
+    random.seed(7)
+    _, _, meta = charlm.train_model("elman", steps=2, progress=False)
+    assert torch.equal(torch.rand(2), expected[0]) and random.random() == expected[1]
+    assert meta["steps"] == 2 and len(meta["losses"]) == 2

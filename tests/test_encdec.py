@@ -137,3 +137,14 @@ def test_attention_explorer_switches_to_the_transformer_cross_attention():
     assert view.set(model=aw.MODEL) and "注意力模型" in view.figure.layout.title.text
     static = aw.AttentionWeightsExplorer().static_figure(model=encdec.NAME)
     assert [list(r) for r in static.data[0].z] == aw.attention_state(task.EXAMPLES[1], 1, model=encdec.NAME).alpha
+
+
+def test_the_recipe_leaves_the_callers_random_state_alone():
+    torch.manual_seed(7)
+    random.seed(7)
+    expected = (torch.rand(2), random.random())
+    torch.manual_seed(7)
+    random.seed(7)
+    _, meta = encdec.train_model(steps=2, progress=False)
+    assert torch.equal(torch.rand(2), expected[0]) and random.random() == expected[1]
+    assert meta["steps"] == 2
