@@ -37,7 +37,7 @@ def test_cue_pairs_differ_only_in_the_distant_cue():
 
 
 def test_any_short_ngram_cannot_beat_a_coin_on_the_pairs():
-    """两句的最后 MIN_GAP 个字相同：n ≤ MIN_GAP + 1 的 n-gram 对两句给出同一个预测，每对至多对一句。"""
+    """两句在「读」之前的最后 MIN_GAP 个字相同：n ≤ MIN_GAP + 2 的 n-gram 对两句给出同一个预测，每对至多对一句。"""
     _, pairs = reading_cue.cue_split()
     sentences = [s for p in pairs for s in p]
     for order in (2, 3, 4):
