@@ -48,7 +48,7 @@ def _settings(folder: Path) -> Path:
 
 @contextlib.contextmanager
 def jupyterlab(notebook_dirs: list[Path], tmp: Path):
-    """复制 ``notebook_dirs``（连同插图）到 ``tmp/root`` 并在那里启动 JupyterLab，产出 ``(根地址, token)``。"""
+    """复制 ``notebook_dirs``（连同插图）到 ``tmp/root`` 并在那里启动 JupyterLab，产出 ``(根地址, token, 副本的根)``。"""
     root = tmp / "root"
     for folder in notebook_dirs:
         shutil.copytree(folder, root / folder.name, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
@@ -75,7 +75,7 @@ def jupyterlab(notebook_dirs: list[Path], tmp: Path):
                 if proc.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(f"JupyterLab 没有启动，见 {tmp / 'jupyterlab.log'}") from None
                 time.sleep(0.5)
-        yield url, token
+        yield url, token, root
     finally:
         proc.terminate()
         try:

@@ -53,8 +53,10 @@ def browser():
 
 
 def _open(browser, lab, path, workspace):
-    url, token = lab
-    return LabPage(browser, url, token, f"{path.parent.name}/{path.name}", workspace)
+    """打开 JupyterLab 里的副本；返回页面和副本的路径（测试按副本检查：仓库里的笔记本可能正被编辑）。"""
+    url, token, root = lab
+    copy = root / path.parent.name / path.name
+    return LabPage(browser, url, token, f"{path.parent.name}/{path.name}", workspace), copy
 
 
 def _markdown(path) -> list[str]:
@@ -82,7 +84,7 @@ def _screenshots(page, stem):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_markdown_reads_like_the_book(browser, lab, path):
-    view = _open(browser, lab, path, f"render-{path.stem}")
+    view, path = _open(browser, lab, path, f"render-{path.stem}")
     p = view.page
     try:
         texts = p.evaluate("r => [...document.querySelectorAll(r)].map(e => e.innerText)", RENDERED)
@@ -194,13 +196,13 @@ def _figure_state(root) -> str:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_run_all_and_live_explorers_answer_real_controls(browser, lab, path):
-    view = _open(browser, lab, path, f"run-{path.stem}")
+    view, copy = _open(browser, lab, path, f"run-{path.stem}")
     p = view.page
     latency = {}
     try:
         _run_all(view)
         names = p.evaluate(MARK_LIVE)
-        assert names == [n for s in _live_sources(path) for n in re.findall(r'explorers\.get\("(\w+)"\)\.live\(\)', s)]
+        assert names == [n for s in _live_sources(copy) for n in re.findall(r'explorers\.get\("(\w+)"\)\.live\(\)', s)]
         for name in names:
             root = p.locator(f'[data-seqlab-live="{name}"]')
             root.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
@@ -224,6 +226,9 @@ def test_run_all_and_live_explorers_answer_real_controls(browser, lab, path):
         assert p.evaluate("[...document.querySelectorAll('.seqlab-quiz .sq-feedback')].some(e => e.checkVisibility())")
         assert not view.outside, f"请求离开了本机：{view.outside}"
         assert not view.errors, f"控制台错误：{view.errors}"
+    except Exception:
+        p.screenshot(path=os.path.join(SHOTS, f"{path.stem}-failed.png"))
+        raise
     finally:
         _save_latency(path, latency)
         view.close()
