@@ -224,6 +224,11 @@
           "colorbar.title.font.size": 11,
         };
       });
+      // 标题与图例占去的高度不能把图挤没：绘图区至少留 200 像素
+      const top = patch.layout["margin.t"] ?? margin.t ?? 60;
+      const bottom = (margin.b ?? 50) + (legendShown ? 60 : 0);
+      if (legendShown) set("margin.b", bottom);
+      height = Math.max(height, top + bottom + (grid ? 0 : 200));
       if (height !== (layout.height || 450)) set("height", height);
     }
 
@@ -313,11 +318,12 @@
     }
 
     run(task) {
-      this.queue = this.queue.then(task).catch((err) => console.error("图的更新出错：", err));
+      this.queue = this.queue.then(task).catch((err) => console.error(`图 ${this.spec.id} 的更新出错：`, err));
       return this.queue;
     }
 
     async fit() {
+      if (this.root.clientWidth < 120) return; // 图在折叠的块里，还看不见：展开时 ResizeObserver 会再调用
       this.width = this.root.clientWidth;
       const data = this.gd.data.map((t) => ({
         type: t.type, xaxis: t.xaxis, yaxis: t.yaxis, name: t.name, showlegend: t.showlegend, showscale: t.showscale,

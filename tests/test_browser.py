@@ -23,7 +23,6 @@ from sitecheck import (
     HTML,
     PAGE_BYTES_BUDGET,
     PHONE,
-    ROOT,
     cold_load,
     content_pages,
     require_site,
@@ -31,7 +30,7 @@ from sitecheck import (
     wait_for_figures,
 )
 
-SHOTS = ROOT / "_build" / "screenshots"
+SHOTS = HTML.parent / "screenshots"  # 与被测的网站放在一起（默认 _build/screenshots）
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
