@@ -198,40 +198,51 @@ def _figure_state(root) -> str:
 def test_run_all_and_live_explorers_answer_real_controls(browser, lab, path):
     view, copy = _open(browser, lab, path, f"run-{path.stem}")
     p = view.page
-    latency = {}
+    latency, problems = {}, []
     try:
         _run_all(view)
         names = p.evaluate(MARK_LIVE)
         assert names == [n for s in _live_sources(copy) for n in re.findall(r'explorers\.get\("(\w+)"\)\.live\(\)', s)]
         for name in names:
-            root = p.locator(f'[data-seqlab-live="{name}"]')
-            root.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
-            root.scroll_into_view_if_needed()
-            samples = []
-            for step in range(CHANGES):
-                before = _figure_state(root)
-                p.evaluate(f"name => {{ window.__seqlabWatch = ({WATCH})(name); }}", name)
-                action = _act(p, root, step)
-                ms = p.evaluate("() => window.__seqlabWatch")
-                assert ms is not None, f"{name}：{action}之后图没有重画"
-                assert _figure_state(root) != before, f"{name}：{action}之后图的数据没有变"
-                samples.append(ms)
-            latency[name] = {"action": action, "ms": samples}
-            overlaps = root.evaluate(OVERLAPS)
-            assert not overlaps, f"{name}：色条与坐标轴标题重叠：{overlaps}"
-            p.screenshot(path=os.path.join(SHOTS, f"{path.stem}-live-{name}.png"))
+            problems += _drive(p, name, latency)
         quiz = p.locator(".seqlab-quiz label").first
         quiz.scroll_into_view_if_needed()
         quiz.click()
-        assert p.evaluate("[...document.querySelectorAll('.seqlab-quiz .sq-feedback')].some(e => e.checkVisibility())")
+        if not p.evaluate("[...document.querySelectorAll('.seqlab-quiz .sq-feedback')].some(e => e.checkVisibility())"):
+            problems.append("点选自测题的选项后没有出现反馈")
+        assert not problems, "；".join(problems)
         assert not view.outside, f"请求离开了本机：{view.outside}"
         assert not view.errors, f"控制台错误：{view.errors}"
-    except Exception:
-        p.screenshot(path=os.path.join(SHOTS, f"{path.stem}-failed.png"))
-        raise
     finally:
         _save_latency(path, latency)
         view.close()
+
+
+def _drive(p, name, latency) -> list[str]:
+    """对一个实时探索器做 CHANGES 次真实的控件操作，记下每次的重画时间；返回发现的问题。"""
+    root = p.locator(f'[data-seqlab-live="{name}"]')
+    root.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
+    root.scroll_into_view_if_needed()
+    stem = p.evaluate("() => window.jupyterapp.shell.currentWidget.context.path").split("/")[-1].removesuffix(".ipynb")
+    if not root.evaluate("r => [...r.querySelectorAll('.js-plotly-plot')].some(g => (g.data || []).length > 0)"):
+        p.screenshot(path=os.path.join(SHOTS, f"{stem}-live-{name}-failed.png"))
+        return [f"{name}：图是空的（前端没有画出 FigureWidget 的数据）"]
+    samples, problems = [], []
+    for step in range(CHANGES):
+        before = _figure_state(root)
+        p.evaluate(f"name => {{ window.__seqlabWatch = ({WATCH})(name); }}", name)
+        action = _act(p, root, step)
+        ms = p.evaluate("() => window.__seqlabWatch")
+        if ms is None or _figure_state(root) == before:
+            problems.append(f"{name}：{action}之后图没有重画")
+            break
+        samples.append(ms)
+    latency[name] = {"action": action, "ms": samples}
+    overlaps = root.evaluate(OVERLAPS)
+    if overlaps:
+        problems.append(f"{name}：色条与坐标轴标题重叠：{overlaps}")
+    p.screenshot(path=os.path.join(SHOTS, f"{stem}-live-{name}{'-failed' if problems else ''}.png"))
+    return problems
 
 
 def _live_sources(path) -> list[str]:
