@@ -290,7 +290,8 @@ def test_both_sidebar_toggles_open_and_close(browser, server, device):
                 assert p.evaluate(visible), "宽屏上本页目录应当一直可见"
                 continue
             assert toggles.count() == 1, f"{selector}：应当恰好有一个看得见的开关"
-            assert re.search(r"[\u4e00-\u9fff]", toggles.first.get_attribute("title") or ""), "开关的提示不是中文"
+            name = toggles.first.get_attribute("aria-label") or ""  # title 被 Bootstrap 的提示框挪走了
+            assert re.search(r"[\u4e00-\u9fff]", name), f"开关的名字不是中文：{name!r}"
             was = p.evaluate(visible)
             toggles.first.click()
             p.wait_for_timeout(500)

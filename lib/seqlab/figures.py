@@ -156,13 +156,15 @@ def stepped_figure(
     *,
     control: str = "slider",
     prefix: str = "",
+    label: str = "",
     active: int = 0,
 ) -> go.Figure:
     """把若干个预先算好的状态合成一张带滑块（或下拉菜单）的静态图。
 
     ``states`` 是 ``(标签, 图)`` 的列表；每张图的轨迹数可以不同。所有轨迹都放进
     一张图里，滑块的每一步只切换哪些轨迹可见，并换上该状态自己的标题、坐标轴与注释。
-    这样的图不需要 Python 内核，在网页上离线也能拖动。
+    这样的图不需要 Python 内核，在网页上离线也能拖动。``label`` 是控件的中文名字（网页上控件旁的标签、
+    读屏软件读出的名字）；不给时用 ``prefix``。
     """
     if not states:
         raise ValueError("stepped_figure 至少需要一个状态")
@@ -178,10 +180,10 @@ def stepped_figure(
     base = states[active][1].layout
     fig.update_layout(base)
     steps = []
-    for k, ((label, state), (a, b)) in enumerate(zip(states, spans)):
+    for k, ((step_label, state), (a, b)) in enumerate(zip(states, spans)):
         visible = [a <= i < b for i in range(n)]
         relayout = _switchable_layout(state.layout)
-        steps.append(dict(label=label, method="update", args=[{"visible": visible}, relayout]))
+        steps.append(dict(label=step_label, method="update", args=[{"visible": visible}, relayout]))
         if k == active:
             for i, trace in enumerate(fig.data):
                 trace.visible = visible[i]
@@ -189,6 +191,7 @@ def stepped_figure(
         fig.update_layout(
             sliders=[
                 dict(
+                    name=label or None,
                     active=active,
                     steps=steps,
                     currentvalue=dict(prefix=prefix, font=dict(size=13)),
@@ -200,6 +203,7 @@ def stepped_figure(
         fig.update_layout(
             updatemenus=[
                 dict(
+                    name=label or None,
                     type="dropdown",
                     active=active,
                     buttons=steps,

@@ -175,6 +175,6 @@ class AppleContextExplorer(Explorer):
             (f"{a} ／ {b}" + ("" if w == "苹果" else f"（比较「{w}」）"), self.figure(apple_state(a, b, w)))
             for a, b, w in PAIRS
         ]
-        fig = stepped_figure(states, control="dropdown")
+        fig = stepped_figure(states, control="dropdown", label="句子对")
         fig.update_layout(updatemenus=[{**fig.layout.updatemenus[0].to_plotly_json(), "x": -0.14, "y": 1.34}])
         return fig

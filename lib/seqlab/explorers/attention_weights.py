@@ -403,6 +403,7 @@ class AttentionWeightsExplorer(Explorer):
                     {"label": str(t), "method": "update", "args": step_args(k, t)}
                     for t in range(1, len(bases[k].source) + 1)
                 ],
+                "name": "解码步",
                 "currentvalue": {"prefix": "解码第 ", "suffix": " 步", "font": {"size": 13}},
                 "pad": {"t": 34, "b": 0},
                 "len": 1.0,
@@ -422,6 +423,7 @@ class AttentionWeightsExplorer(Explorer):
             sliders=[slider(k) for k in range(len(bases))],
             updatemenus=[
                 {
+                    "name": "例句",
                     "type": "dropdown",
                     "buttons": [
                         {"label": f"例句 {k + 1}：{''.join(b.source)}", "method": "update", "args": example_args(k)}

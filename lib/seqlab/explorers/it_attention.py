@@ -143,6 +143,6 @@ class ItAttentionExplorer(Explorer):
             )
             fig.update_layout(height=380, margin={"b": 90})
             states.append((f"{noun_a}·{noun_b}", fig))
-        fig = stepped_figure(states, control="dropdown")
+        fig = stepped_figure(states, control="dropdown", label="例句")
         fig.layout.updatemenus[0].update(x=0.0, xanchor="left", y=-0.08, yanchor="top", direction="up")
         return fig

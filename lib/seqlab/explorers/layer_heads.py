@@ -121,4 +121,4 @@ class LayerHeadsExplorer(Explorer):
             for layer in (1, 2)
             for head in (1, 2)
         ]
-        return stepped_figure(states, prefix="")
+        return stepped_figure(states, label="层与头")

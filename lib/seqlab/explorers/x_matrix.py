@@ -108,4 +108,4 @@ class XMatrixExplorer(Explorer):
             for n, s in enumerate(SENTENCES)
             for k in LAYERS
         ]
-        return stepped_figure(states, prefix="")
+        return stepped_figure(states, label="句子与矩阵")
