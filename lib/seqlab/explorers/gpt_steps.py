@@ -94,10 +94,9 @@ def _traces(state: GptStepState) -> list[tuple[go.BaseTraceType, int]]:
 
 
 def gpt_step_figure(state: GptStepState) -> go.Figure:
-    fig = make_subplots(rows=3, cols=1, row_heights=[0.34, 0.5, 0.16], vertical_spacing=0.12,
-                        subplot_titles=("候选：模型分布的前几名（橙色是选中的）",
-                                        "最后一个位置的 Query 对前文的注意力（每层、每个头）",
-                                        "每个位置的 Key/Value：从缓存读，还是这一步新算"))
+    fig = make_subplots(rows=3, cols=1, row_heights=[0.34, 0.5, 0.16], vertical_spacing=0.14,
+                        subplot_titles=("候选（橙色是选中的字）", "Query 对前文的注意力（每层、每个头）",
+                                        "Key/Value：从缓存读，还是新算"))
     for trace, row in _traces(state):
         fig.add_trace(trace, row=row, col=1)
     context = state.step.context
