@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -140,6 +141,30 @@ def _page_context(app, pagename, templatename, context, doctree):
         app.add_js_file(PLOTLY_STATIC, loading_method="defer", priority=601)
         app.add_js_file("seqlab/figures.js", loading_method="defer", priority=602)
     _fix_download_button(app, pagename, context)
+    if "script_files" in context:
+        context["script_files"] = deferred_scripts(context["script_files"], Path(app.outdir) / "_static" / "seqlab")
+
+
+def deferred_scripts(scripts, static_dir: Path):
+    """``<head>`` 里不留阻塞的脚本：有 ``src`` 的一律 ``defer``；用到 ``DOCUMENTATION_OPTIONS`` 的内联脚本
+    写成 ``static_dir`` 里的小文件、同样延迟执行，这样它们仍按原来的先后顺序、在 documentation_options.js
+    之后运行。其余内联脚本（只设几个变量，例如 MathJax 的配置）照旧立即执行，它们不需要下载。"""
+    from sphinx.builders.html._assets import _JavaScript
+
+    out = []
+    for js in scripts:
+        attrs = dict(getattr(js, "attributes", {}))
+        name = getattr(js, "filename", str(js))
+        if name and "async" not in attrs and "defer" not in attrs:
+            attrs["defer"] = "defer"
+        elif not name and "DOCUMENTATION_OPTIONS" in attrs.get("body", ""):
+            body = attrs.pop("body")
+            file = f"inline-{hashlib.sha1(body.encode()).hexdigest()[:12]}.js"
+            static_dir.mkdir(parents=True, exist_ok=True)
+            (static_dir / file).write_text(body, encoding="utf-8")
+            name, attrs["defer"] = f"_static/seqlab/{file}", "defer"
+        out.append(_JavaScript(name, priority=getattr(js, "priority", 500), **attrs))
+    return out
 
 
 def _is_notebook(app, pagename: str) -> bool:
