@@ -86,10 +86,11 @@ def _traces(state: GptStepState) -> list[tuple[go.BaseTraceType, int]]:
                               colorbar={"title": "权重", "len": 0.42, "y": 0.36}, name="注意力",
                               hovertemplate="%{y}<br>读 %{x}：%{z:.3f}<extra></extra>"), 2))
     kinds = [[COMPUTED if i >= s.cached else CACHED for i in range(len(coords))]]
-    words = [["新算" if k == COMPUTED else "缓存" for k in kinds[0]]]
+    words = [["算" if k == COMPUTED else "读" for k in kinds[0]]]  # 一个字：手机上每格也放得下
+    where = [["这一步新算" if k == COMPUTED else "从缓存读" for k in kinds[0]]]
     traces.append((go.Heatmap(z=kinds, x=coords, y=["K、V"], zmin=0, zmax=1, colorscale=KV_SCALE, showscale=False,
-                              text=words, texttemplate="%{text}", xgap=2, name="KV cache",
-                              hovertemplate="%{x}：%{text}<extra></extra>"), 3))
+                              text=words, customdata=where, texttemplate="%{text}", xgap=2, name="KV cache",
+                              hovertemplate="%{x}：%{customdata}<extra></extra>"), 3))
     return traces
 
 
