@@ -185,13 +185,18 @@ def _act(page, root, step: int) -> str:
     text = root.locator(".widget-text input[type=text], .widget-combobox input").first
     text.click()
     page.keyboard.press("End")
-    page.keyboard.type("好" if step % 2 == 0 else "的", delay=60)
+    if step % 2 == 0:  # 交替地加一个字、再删掉它：输入始终合法
+        page.keyboard.type("好", delay=60)
+    else:
+        page.keyboard.press("Backspace")
     page.keyboard.press("Enter")
     return "输入文字"
 
 
 def _figure_state(root) -> str:
-    return root.evaluate("r => [...r.querySelectorAll('.js-plotly-plot')].map(p => JSON.stringify(p.data)).join('|')")
+    """图上画出的内容：数据、标题和标注（有的操作只改标题，例如因果模型里在句尾加字）。"""
+    return root.evaluate("r => [...r.querySelectorAll('.js-plotly-plot')].map(p => JSON.stringify("
+                         "[p.data, p.layout.title, p.layout.annotations])).join('|')")
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
