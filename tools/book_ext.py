@@ -35,7 +35,7 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 
 # 主题与 Sphinx 在 zh_CN 下仍是英文（或繁体）的界面文字。
 UI_STRINGS = {
-    "Color mode": "配色",
+    "Color mode": "配色（亮色、暗色、跟随系统）",  # 名字里要含按钮上图标的提示文字
     "System Settings": "跟随系统",
     "Light": "浅色",
     "Dark": "深色",
@@ -141,7 +141,7 @@ def _page_context(app, pagename, templatename, context, doctree):
         app.add_js_file(PLOTLY_STATIC, loading_method="defer", priority=601)
         app.add_js_file("seqlab/figures.js", loading_method="defer", priority=602)
     _fix_download_button(app, pagename, context)
-    if "script_files" in context:
+    if "script_files" in context and pagename != "search":  # 搜索页的脚本在正文里，依赖 head 里的设置先就绪
         context["script_files"] = deferred_scripts(context["script_files"], Path(app.outdir) / "_static" / "seqlab")
 
 
