@@ -35,7 +35,7 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 
 # 主题与 Sphinx 在 zh_CN 下仍是英文（或繁体）的界面文字。
 UI_STRINGS = {
-    "Color mode": "配色（亮色、暗色、跟随系统）",  # 名字里要含按钮上图标的提示文字
+    "Color mode": "配色（亮色、暗色、跟随系统）",
     "System Settings": "跟随系统",
     "Light": "浅色",
     "Dark": "深色",
@@ -240,6 +240,8 @@ ACCESSIBILITY_FIXES = [
     (re.compile(r'(<button class="btn search-button[^"]*"[^>]*?) aria-label="搜索"'), r"\1"),
     # 侧栏目录里展开子目录的 <summary> 只有一个图标，没有名字
     (re.compile(r'<summary>(<span class="toctree-toggle" role="presentation">)'), r'<summary aria-label="展开或收起子目录">\1'),
+    # 配色按钮上的三个图标各带一个提示（图标脚本把它们变成读得出的文字），与按钮的名字对不上：名字只放在按钮上
+    (re.compile(r'(<i class="theme-switch [^"]*" data-mode="[a-z]+")\s+title="[^"]*"'), r"\1"),
     # 参考文献列表标成 role="list"，条目却不是 listitem
     (re.compile(r'<div role="list" class="citation-list">'), '<div class="citation-list">'),
 ]
