@@ -27,7 +27,7 @@ from seqlab.attention import causal_mask, scaled_dot_product_attention
 from seqlab.corpus import translation as task
 from seqlab.errors import InputError
 from seqlab.runtime import single_thread
-from seqlab.seq2seq import accuracy_by_length, mean_accuracy
+from seqlab.seq2seq import accuracy_by_length, loss_fn, mean_accuracy, training_pairs
 from seqlab.train import builder, fit, recipe, save
 from seqlab.transformer import (
     LayerNorm,
@@ -269,16 +269,6 @@ CONFIG = {"d_model": 64, "n_heads": 2, "d_ff": 128, "n_layers": 2, "norm_first":
 TRAIN = {"seed": 1406, "steps": 600, "batch_size": 64, "lr": 5e-3, "lr_end": 5e-4}
 
 
-def loss_fn(model: EncoderDecoderTransformer, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
-    logits = model(src, tgt)
-    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt.reshape(-1))
-
-
-def _pairs(seed: int, batch_size: int):
-    for batch in task.batches(seed, batch_size):
-        yield batch.src, batch.tgt
-
-
 def train_model(*, steps: int | None = None, progress: bool = True) -> tuple[EncoderDecoderTransformer, dict]:
     """从固定种子训练（与第 1.4 节的两个模型用同一个任务、同样的批大小），返回 ``(模型, meta)``。"""
     steps = TRAIN["steps"] if steps is None else steps
@@ -286,7 +276,7 @@ def train_model(*, steps: int | None = None, progress: bool = True) -> tuple[Enc
     with single_thread(), torch.random.fork_rng(devices=[]):
         torch.manual_seed(TRAIN["seed"])
         model = EncoderDecoderTransformer(len(task.SRC_TOKENS), len(task.TGT_TOKENS), **CONFIG)
-        log = fit(model, _pairs(TRAIN["seed"], TRAIN["batch_size"]), loss_fn, steps=steps, lr=TRAIN["lr"],
+        log = fit(model, training_pairs(TRAIN["seed"], TRAIN["batch_size"]), loss_fn, steps=steps, lr=TRAIN["lr"],
                   lr_end=TRAIN["lr_end"], progress=progress, desc=NAME)
         cpu_train = time.process_time() - cpu_start
         acc = accuracy_by_length(model, task.eval_set(per_length=50))

@@ -189,12 +189,14 @@ def n_parameters(model: nn.Module) -> int:
 
 
 # ---------------------------------------------------------------- 训练与评估
-def loss_fn(model: FixedContextSeq2Seq, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
+def loss_fn(model: nn.Module, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
+    """逐词交叉熵（teacher forcing）：``model(src, tgt)`` 返回 ``(B, T, V)`` 的 logits。第 1.6 节的 Transformer 也用它。"""
     logits = model(src, tgt)
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt.reshape(-1))
 
 
-def _pairs(seed: int, batch_size: int):
+def training_pairs(seed: int, batch_size: int):
+    """翻译任务的训练批次：无穷地产出 ``(src, tgt)``。"""
     for batch in task.batches(seed, batch_size):
         yield batch.src, batch.tgt
 
@@ -254,7 +256,7 @@ def train_model(name: str, *, steps: int | None = None, progress: bool = True) -
         )
         log = fit(
             model,
-            _pairs(TRAIN["seed"], TRAIN["batch_size"]),
+            training_pairs(TRAIN["seed"], TRAIN["batch_size"]),
             loss_fn,
             steps=steps,
             lr=TRAIN["lr"],
