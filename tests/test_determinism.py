@@ -7,30 +7,14 @@
 
 import importlib
 import pkgutil
-import random
 
 import pytest
-import torch
 
 import seqlab
+from rngcheck import leaves_rng_alone
 from seqlab import exercises, explorers, train
 
 seqlab.setup()
-
-
-def _next_draws():
-    return torch.rand(4), random.random()
-
-
-def _leaves_rng_alone(fn) -> bool:
-    torch.manual_seed(2024)
-    random.seed(2024)
-    expected = _next_draws()
-    torch.manual_seed(2024)
-    random.seed(2024)
-    fn()
-    got = _next_draws()
-    return torch.equal(got[0], expected[0]) and got[1] == expected[1]
 
 
 def _check_functions():
@@ -52,7 +36,7 @@ def test_every_registered_exercise_has_a_check_function():
 def test_an_exercise_check_leaves_the_global_rng_alone(check, monkeypatch):
     monkeypatch.delenv("SEQLAB_STRICT_CHECKS", raising=False)  # 没做完的答案只得到 ❌，不抛异常
     n_args = check.__wrapped__.__code__.co_argcount
-    assert _leaves_rng_alone(lambda: check(*([None] * n_args)))
+    assert leaves_rng_alone(lambda: check(*([None] * n_args)))
 
 
 @pytest.mark.parametrize("explorer", explorers.all_explorers(), ids=lambda e: e.name)
@@ -63,9 +47,9 @@ def test_an_explorer_leaves_the_global_rng_alone(explorer):
             assert view.set(**example), view.status
         explorer.static_figure()
 
-    assert _leaves_rng_alone(use)
+    assert leaves_rng_alone(use)
 
 
 @pytest.mark.parametrize("name", sorted({p.stem for p in train.CHECKPOINT_DIR.glob("*.safetensors")}))
 def test_loading_a_checkpoint_leaves_the_global_rng_alone(name):
-    assert _leaves_rng_alone(lambda: train.load(name))
+    assert leaves_rng_alone(lambda: train.load(name))
