@@ -47,7 +47,8 @@ def test_required_papers_are_in_the_bibliography_and_cited(key):
 
 
 def test_launch_buttons_appear_only_when_the_repository_url_is_given():
-    assert book_ext.launch_options({}) == {}
+    # 没有仓库地址：启动按钮与仓库按钮都去掉（None 表示从主题选项里删去这个键）
+    assert book_ext.launch_options({}) == {"launch_buttons": None, "repository_url": None, "use_repository_button": False}
     options = book_ext.launch_options({"SEQLAB_REPOSITORY_URL": "https://github.com/org/book"})
     assert options["repository_url"] == "https://github.com/org/book" and options["repository_branch"] == "main"
     config = (ROOT / "_config.yml").read_text(encoding="utf-8")
