@@ -20,7 +20,7 @@ KINDS = {"multiple_choice": "radio", "many_choice": "checkbox"}
 STYLE = """
 .seqlab-quiz{max-width:760px;margin:.5em 0}
 .seqlab-quiz fieldset{border:1px solid rgba(127,127,127,.45);border-radius:8px;margin:0 0 1em;padding:.6em 1em}
-.seqlab-quiz legend{font-weight:600;padding:0 .3em}
+.seqlab-quiz legend{float:none;width:auto;font-weight:600;padding:0 .3em}
 .seqlab-quiz .sq-hint{font-size:.9em;opacity:.75;margin:0 0 .4em}
 .seqlab-quiz input{position:absolute;opacity:0;width:1px;height:1px}
 .seqlab-quiz label{display:block;cursor:pointer;margin:.35em 0;padding:.4em .7em;border-radius:6px;
