@@ -160,10 +160,11 @@ def load(name: str) -> Checkpoint:
     _load_model_modules()
     if name not in BUILDERS:
         raise KeyError(f"未知的检查点：{name!r}；可选：{sorted(BUILDERS)}")
-    stored = read(name)
+    tensors, record = _read(str(weights_path(name)), str(record_path(name)))
+    stored = json.loads(record)  # 每次新解析一份：改动 config、meta 也不会影响下一次
     with torch.random.fork_rng(devices=[]):
         model = BUILDERS[name](stored["config"])
-    model.load_state_dict(stored["state_dict"])
+    model.load_state_dict(tensors)  # 拷进模型自己的参数，不与缓存共享存储
     return Checkpoint(name, model.eval(), stored["config"], stored["meta"])
 
 
