@@ -27,7 +27,7 @@ from seqlab.attention import causal_mask, scaled_dot_product_attention
 from seqlab.corpus import translation as task
 from seqlab.errors import InputError
 from seqlab.runtime import single_thread
-from seqlab.seq2seq import accuracy_by_length, loss_fn, mean_accuracy, training_pairs
+from seqlab.seq2seq import accuracy_by_length, loss_fn, training_pairs, training_record
 from seqlab.train import builder, fit, recipe, save
 from seqlab.transformer import (
     LayerNorm,
@@ -284,12 +284,7 @@ def train_model(*, steps: int | None = None, progress: bool = True) -> tuple[Enc
         **TRAIN,
         "steps": steps,
         "cpu_seconds": round(cpu_train, 1),  # 训练循环占用的 CPU 时间（单线程）
-        "torch_threads": 1,
-        "final_loss": round(sum(log.losses[-20:]) / 20, 4),
-        "parameters": n_parameters(model),
-        "accuracy": round(mean_accuracy(acc), 4),
-        "accuracy_by_length": {n: round(a, 4) for n, a in acc.items()},
-        "trained_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        **training_record(model, log, acc),
     }
     return model, meta
 

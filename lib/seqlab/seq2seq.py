@@ -274,6 +274,14 @@ def train_model(name: str, *, steps: int | None = None, progress: bool = True) -
         "lr_end": TRAIN["lr_end"],
         "seconds": round(log.seconds, 1),  # 训练循环的墙钟时间：机器忙时会被别的进程拉长
         "cpu_seconds": round(cpu_seconds, 1),  # 本进程实际占用的 CPU 时间（训练 + 评估），约等于空闲机器上的用时
+        **training_record(model, log, acc),
+    }
+    return model, meta
+
+
+def training_record(model: nn.Module, log, acc: dict[int, float]) -> dict:
+    """翻译模型的检查点共用的训练记录：单线程、最后的损失、参数量、按长度的准确率、训练时刻。"""
+    return {
         "torch_threads": 1,
         "final_loss": round(sum(log.losses[-20:]) / 20, 4),
         "parameters": n_parameters(model),
@@ -281,7 +289,6 @@ def train_model(name: str, *, steps: int | None = None, progress: bool = True) -
         "accuracy_by_length": {n: round(a, 4) for n, a in acc.items()},
         "trained_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
-    return model, meta
 
 
 def _register(name: str) -> None:
