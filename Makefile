@@ -12,7 +12,7 @@ JOBS   ?= 2
 export SEQLAB_STRICT_CHECKS ?= 1
 export PYDEVD_DISABLE_FILE_VALIDATION = 1
 
-.PHONY: help setup book test test-lib test-notebooks test-stress test-site test-lab test-lab-live lab serve bench student pdf clean
+.PHONY: help setup book test test-lib test-notebooks test-stress test-site test-lab lab serve bench student pdf clean
 
 help:
 	@echo "make book   创建环境并构建网站到 $(HTML)"
@@ -82,11 +82,7 @@ test-site: $(STAMP) $(NODE)
 
 # 学生看到的笔记本：真实的 JupyterLab（127.0.0.1）+ 无头 Chromium；学生版在干净虚拟环境里的安装与运行。
 test-lab: $(STAMP)
-	$(BIN)/pytest -rs -m "not lab_live" tests/test_lab.py tests/test_student_env.py
-
-# JupyterLab 里“全部运行”并真实地拖动每个实时探索器的控件（还不稳定，见 tests/test_lab.py）。
-test-lab-live: $(STAMP)
-	$(BIN)/pytest -rs -m lab_live tests/test_lab.py
+	$(BIN)/pytest -rs tests/test_lab.py tests/test_student_env.py
 
 # 中文界面、不弹“Jupyter 新闻”：tools/jupyterlab/overrides.json 是默认值，在“设置”菜单里随时可以改回。
 lab: $(STAMP)

@@ -1,10 +1,12 @@
 """对注册表里的每一个探索器做同样的检查：静态面、实时面、坏输入。"""
 
+import base64
 import json
 import math
 import re
 
 import ipywidgets as widgets
+import numpy as np
 import pytest
 
 import seqlab
@@ -30,9 +32,10 @@ def explorer(request):
 
 
 def _data(view):
-    # 序列化后再比较：轨迹里可以是 numpy 数组（一维数值数组以二进制传给前端，实时更新更快），
-    # 而 numpy 数组不能直接用 == 比较真假。
-    # 30 与 30.0 画出来是同一张图：数值一律按浮点数比较。
+    """读者看到的图：发到前端的那份 JSON 里的轨迹（它必须与 Python 这边的 ``view.figure`` 一致）。
+
+    30 与 30.0 画出来是同一张图：数值一律按浮点数比较。
+    """
     from plotly.io.json import to_json_plotly
 
     def as_float(x):
@@ -40,11 +43,17 @@ def _data(view):
             return x
         if isinstance(x, list):
             return [as_float(v) for v in x]
+        if isinstance(x, dict) and {"dtype", "bdata"} <= set(x):  # plotly.js 的 base64 数组：解码后比较数值
+            values = np.frombuffer(base64.b64decode(x["bdata"]), dtype=np.dtype(x["dtype"]))
+            return as_float(values.reshape([int(n) for n in str(x.get("shape", len(values))).split(",")]).tolist())
         if isinstance(x, dict):
             return {k: as_float(v) for k, v in x.items()}
         return float(x)
 
-    return [as_float(json.loads(to_json_plotly(t.to_plotly_json()))) for t in view.figure.data]
+    shown = [as_float(t) for t in view.plot.figure["data"]]
+    assert shown == [as_float(json.loads(to_json_plotly(t.to_plotly_json()))) for t in view.figure.data], \
+        "发到前端的图与 view.figure 不一致"
+    return shown
 
 
 def test_static_face_has_controls_whose_steps_differ(explorer):

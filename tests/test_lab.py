@@ -199,9 +199,7 @@ def _figure_state(root) -> str:
                          "[p.data, p.layout.title, p.layout.annotations])).join('|')")
 
 
-# 还不稳定，暂不放进 make test（make test-lab-live 单独运行，make bench 用它量延迟）：机器繁忙时 plotly 的
-# FigureWidget 偶尔画出空坐标轴；1.6 里有一个探索器在控件变化时让 widget 前端报 “Error setting state”。
-@pytest.mark.lab_live
+# make bench 也用它量每个实时探索器的重画时间（只报告，不断言）。
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_run_all_and_live_explorers_answer_real_controls(browser, lab, path):
     view, copy = _open(browser, lab, path, f"run-{path.stem}")
@@ -234,7 +232,7 @@ def _drive(p, name, latency) -> list[str]:
     stem = p.evaluate("() => window.jupyterapp.shell.currentWidget.context.path").split("/")[-1].removesuffix(".ipynb")
     if not root.evaluate("r => [...r.querySelectorAll('.js-plotly-plot')].some(g => (g.data || []).length > 0)"):
         p.screenshot(path=os.path.join(SHOTS, f"{stem}-live-{name}-failed.png"))
-        return [f"{name}：图是空的（前端没有画出 FigureWidget 的数据）"]
+        return [f"{name}：图是空的（前端没有画出实时面的数据）"]
     samples, problems = [], []
     for step in range(CHANGES):
         before = _figure_state(root)

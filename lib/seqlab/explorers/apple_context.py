@@ -154,7 +154,7 @@ class AppleContextExplorer(Explorer):
         self._fill(fig, state)
         return fig
 
-    def update(self, fig: go.FigureWidget, state: AppleState) -> None:
+    def update(self, fig: go.Figure, state: AppleState) -> None:
         self._fill(fig, state)
 
     def _fill(self, fig, state: AppleState) -> None:

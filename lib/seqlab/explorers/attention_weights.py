@@ -337,7 +337,7 @@ class AttentionWeightsExplorer(Explorer):
             words += f"这句只有 {len(state.source)} 个目标词，滑块停在最后一步。"
         return words
 
-    def update(self, fig: go.FigureWidget, state: AttentionState) -> None:
+    def update(self, fig: go.Figure, state: AttentionState) -> None:
         """只替换数据数组与少数版面属性，不重建图（实时更新的预算是 50 ms）。
 
         只拖动步数滑块时（源句没变），热力图与坐标轴都不用动：只换条形图、框的位置和说明文字。

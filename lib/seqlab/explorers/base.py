@@ -2,7 +2,7 @@
 
 * **静态面**（``static_figure``）：plotly 图自带的滑块 / 下拉菜单在预先算好的状态之间切换，
   不需要内核，网页离线可用。
-* **实时面**（``live``）：ipywidgets 控件驱动同一个计算函数，原地更新一张 ``FigureWidget``，
+* **实时面**（``live``）：ipywidgets 控件驱动同一个计算函数，原地更新一张图（``PlotView``），
   用于无法预先计算的情形（任意输入的文字、任意数值）。
 
 坏输入永远不会在控件里抛出异常：``InputError`` 的中文消息显示在控件里，图保持上一次的
@@ -21,6 +21,7 @@ import ipywidgets as widgets
 import plotly.graph_objects as go
 
 from seqlab.errors import InputError
+from seqlab.explorers.plotview import PlotView, figure_json
 
 MAX_TEXT_CHARS = 2000
 
@@ -31,7 +32,7 @@ class Explorer:
     * ``controls()``：返回 ``{参数名: ipywidgets 控件}``，参数名与 ``compute`` 的关键字一致。
     * ``compute(**params)``：纯计算，返回一个“状态”；坏输入抛 ``InputError``（中文消息）。
     * ``figure(state)``：由状态画出一张完整的 ``go.Figure``。
-    * ``update(fig, state)``：把状态原地画进已有的 ``FigureWidget``；默认逐条替换轨迹。
+    * ``update(fig, state)``：把状态原地画进已有的 ``go.Figure``；默认逐条替换轨迹。
     * ``static_figure()``：静态面。
     * ``caption(state)``：实时面在图上方显示的一句话（可选）。
     * ``examples``：几组合法的控件取值，测试和 ``make bench`` 用它们驱动实时面。
@@ -56,7 +57,7 @@ class Explorer:
     def caption(self, state) -> str:
         return ""
 
-    def update(self, fig: go.FigureWidget, state) -> None:
+    def update(self, fig: go.Figure, state) -> None:
         new = self.figure(state)
         if len(new.data) != len(fig.data):
             fig.data = []
@@ -94,13 +95,14 @@ class LiveView:
         self._hold = False
         self._good_values = self.values()
         self._good_state = explorer.compute(**self._good_values)
-        self.figure = go.FigureWidget(explorer.figure(self._good_state))
+        self.figure = explorer.figure(self._good_state)
+        self.plot = PlotView(figure=figure_json(self.figure))
         self._show(explorer.caption(self._good_state), ok=True)
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
         self.widget = widgets.VBox(
             [widgets.HBox(list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap")),
-             *_enter_hint(self.controls), self.message, self.figure]
+             *_enter_hint(self.controls), self.message, self.plot]
         )
 
     def values(self) -> dict[str, Any]:
@@ -133,8 +135,7 @@ class LiveView:
             _reject_non_finite(params)
             state = self.explorer.compute(**params)
             caption = self.explorer.caption(state)
-            with self.figure.batch_update():
-                self.explorer.update(self.figure, state)
+            self.explorer.update(self.figure, state)
         except InputError as err:
             self._show(str(err), ok=False)
             return False
@@ -144,6 +145,7 @@ class LiveView:
             self._show(f"计算时出现意外错误（{type(err).__name__}）。请换一个输入再试。", ok=False)
             return False
         self._good_values, self._good_state = params, state
+        self.plot.show(self.figure)
         self._show(caption, ok=True)
         return True
 
@@ -156,10 +158,9 @@ class LiveView:
             self._hold = False
 
     def _restore_figure(self) -> None:
-        """更新到一半出错时，把图画回上一次的正常状态。"""
+        """更新到一半出错时，把图画回上一次的正常状态（前端一直显示着它，这里让 ``figure`` 也回到它）。"""
         try:
-            with self.figure.batch_update():
-                self.explorer.update(self.figure, self._good_state)
+            self.explorer.update(self.figure, self._good_state)
         except Exception:  # noqa: BLE001 —— 连旧状态都画不出来时，保留现有的图
             pass
 

@@ -660,7 +660,7 @@ class JacobianExplorer(Explorer):
     def caption(self, state: JacobianState) -> str:
         return jacobian_caption(state)
 
-    def update(self, fig: go.FigureWidget, state: JacobianState) -> None:
+    def update(self, fig: go.Figure, state: JacobianState) -> None:
         """只改变了的属性才写进图里（主要是几条曲线的 y 数组），不重建图。"""
         last = getattr(fig, "_jacobian_last", None)
         traces = _traces(state)

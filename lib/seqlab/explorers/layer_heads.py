@@ -106,7 +106,7 @@ class LayerHeadsExplorer(Explorer):
     def figure(self, state: LayerHeadState) -> go.Figure:
         return layer_head_figure(state)
 
-    def update(self, fig: go.FigureWidget, state: LayerHeadState) -> None:
+    def update(self, fig: go.Figure, state: LayerHeadState) -> None:
         """只换热力图的数据、刻度和标题（坐标的写法与 ``attention_heatmap`` 相同：序号:字）。"""
         coords = [f"{i}:{ch}" for i, ch in enumerate(state.tokens)]
         heat = fig.data[0]

@@ -224,7 +224,7 @@ class PermutationExplorer(Explorer):
     def figure(self, state: PermutationState) -> go.Figure:
         return permutation_figure(state)
 
-    def update(self, fig: go.FigureWidget, state: PermutationState) -> None:
+    def update(self, fig: go.Figure, state: PermutationState) -> None:
         """只替换三条轨迹的数据和标题，不重建子图。"""
         for old, new in zip(fig.data, _traces(state)):
             if isinstance(new, go.Heatmap):

@@ -383,7 +383,7 @@ class ScoreMatrixExplorer(Explorer):
         )
         return fig
 
-    def update(self, fig: go.FigureWidget, state: ScoreState) -> None:
+    def update(self, fig: go.Figure, state: ScoreState) -> None:
         """只替换数据数组、标题与刻度（不重建图），S = 256 时也在几十毫秒内完成。"""
         new = _heatmap_1d(state)
         heat = fig.data[0]

@@ -253,7 +253,7 @@ class TokenizerExplorer(Explorer):
         self._fill(fig, state)
         return fig
 
-    def update(self, fig: go.FigureWidget, state: TokenizerState) -> None:
+    def update(self, fig: go.Figure, state: TokenizerState) -> None:
         self._fill(fig, state)
 
     def _fill(self, fig, state: TokenizerState) -> None:

@@ -87,7 +87,7 @@ class XMatrixExplorer(Explorer):
         self._fill(fig, state)
         return fig
 
-    def update(self, fig: go.FigureWidget, state: MatrixState) -> None:
+    def update(self, fig: go.Figure, state: MatrixState) -> None:
         self._fill(fig, state)
 
     def _fill(self, fig, state: MatrixState) -> None:

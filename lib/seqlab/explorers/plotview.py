@@ -1,0 +1,88 @@
+"""实时面的图：一个 anywidget，前端用 plotly.js 的 ``Plotly.react`` 按整张图的 JSON 重画。
+
+为什么不用 plotly 的 ``FigureWidget``：它的前端模块连同 plotly.js 有 5 MB，在 anywidget 初始化模型时执行，
+而这一步只有 2 秒的时限；机器繁忙时（例如“全部运行”一整节）超时，控制台报 “Failed to initialize model”，
+图停在空坐标轴上。这里的前端模块只有几十行，plotly.js 在第一次画图时才执行。
+
+plotly.js 取自已安装的 plotly 包（``package_data/plotly.min.js``，与静态图同一个版本），
+随小部件的状态一起发到前端，每页只执行一次：不访问任何外部地址，学生版环境里也一样。
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+
+import anywidget
+import plotly
+import plotly.graph_objects as go
+import plotly.io as pio
+import traitlets
+
+# 与网页上的静态图一致：不显示 plotly 标志，不提供上传到 Plotly Cloud 的按钮。
+CONFIG = {"displaylogo": False, "responsive": True, "modeBarButtonsToRemove": ["sendDataToCloud", "select2d", "lasso2d"]}
+
+_ESM = """
+const CONFIG = %(config)s;
+
+// plotly.js 每页只加载一次（几个 MB）：它随小部件的状态到达，在第一次画图时才执行，
+// 不在 anywidget 初始化模型时执行——初始化有 2 秒的时限，机器繁忙时解析 plotly.js 会超过它。
+function loadPlotly(model) {
+  const cache = (globalThis.__seqlabPlotly ??= {});
+  const version = model.get("_plotly_version");
+  if (!cache[version]) {
+    // plotly.min.js 是 UMD：看到 module.exports 就把 Plotly 放进去。
+    const source = ["const module = { exports: {} };\\n", model.get("_plotly_js"), "\\nexport default module.exports;\\n"];
+    const url = URL.createObjectURL(new Blob(source, { type: "text/javascript" }));
+    cache[version] = import(url).then(m => m.default).finally(() => URL.revokeObjectURL(url));
+  }
+  return cache[version];
+}
+
+async function render({ model, el }) {
+  const Plotly = await loadPlotly(model);
+  // 一次只画一张；画的过程中又来了新图，就在画完之后只画最新的那张。
+  let drawing = Promise.resolve(), drawn = null;
+  const draw = () => {
+    const figure = model.get("figure");
+    if (figure === drawn) return;
+    drawn = figure;
+    return Plotly.react(el, figure.data || [], figure.layout || {}, CONFIG);
+  };
+  const redraw = () => {
+    drawing = drawing.then(draw).catch(err => console.error("图没能画出来：", err));
+  };
+  redraw();
+  model.on("change:figure", redraw);
+  return () => { model.off("change:figure", redraw); Plotly.purge(el); };
+}
+
+export default { render };
+"""
+
+
+@cache
+def _plotly_js() -> str:
+    return resources.files("plotly").joinpath("package_data", "plotly.min.js").read_text(encoding="utf-8")
+
+
+def figure_json(fig: go.Figure) -> dict:
+    """``fig`` 的纯 JSON 形式（数组用 plotly.js 认得的 base64 形式，体积小）。"""
+    return json.loads(pio.to_json(fig, validate=False, remove_uids=True))
+
+
+class PlotView(anywidget.AnyWidget):
+    """显示 ``figure``（plotly 图的 JSON）；给 ``figure`` 赋新值，前端就重画。
+
+    第一张图要在构造时传入（``PlotView(figure=...)``）：这样它随小部件的创建消息一起到达前端。
+    先创建、再赋值的话，前端还在加载这个模块时到达的那次更新可能丢失，图就一直是空的。
+    """
+
+    _esm = _ESM % {"config": json.dumps(CONFIG)}
+    _plotly_js = traitlets.Unicode(_plotly_js()).tag(sync=True)
+    _plotly_version = traitlets.Unicode(plotly.__version__).tag(sync=True)
+    figure = traitlets.Dict().tag(sync=True)
+
+    def show(self, fig: go.Figure) -> None:
+        self.figure = figure_json(fig)
