@@ -4,6 +4,9 @@
   ``{ref}``、``{numref}``、``{cite``、``:label:``；每张插图都加载出来（naturalWidth > 0）；每道练习的标题都在。
 * 全部运行：每个实时探索器都渲染出来，并且真的响应一次控件操作（拖动滑块、选择下拉菜单、输入文字）；
   没有控制台错误；没有任何请求离开 127.0.0.1。
+* 本书自己的扩展（tools/labext.py）：``{glue:text}`` 显示粘贴的值（运行前是占位文字，运行后与 myst-nb 在网站上
+  按同一格式算出的文字相同）；``{cite:t}``/``{cite:p}`` 显示“作者（年份）”“（作者，年份）”，看不到 BibTeX 的键；
+  练习写成“练习 1.N.k”，没有 jupyterlab-myst 的英文 “Start of Exercise”。
 * 每节保存一张截图到 ``_build/screenshots/lab/``，供人查看。
 
 没有 Chromium 时整体跳过（CI 设置 SEQLAB_REQUIRE_BROWSER=1，此时直接失败）。
@@ -26,6 +29,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHOTS = os.path.join(ROOT, "_build", "screenshots", "lab")
 NOTEBOOKS = notebooks()
 RAW = ["{term}", "{ref}", "{numref}", "{cite", ":label:", ":name:", "{exercise", "{solution", "{figure"]
+# jupyterlab-myst 自己的英文（本书的扩展换成中文）
+ENGLISH = ["Start of", "End of", "Exercise", "Solution", "Citation"]
+GLUE = re.compile(r"\{glue(?::text)?\}`([^`]+)`")
+PENDING = "〔运行上面的代码后显示〕"
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.lab]
 
@@ -71,6 +78,20 @@ def _exercise_titles(path) -> list[str]:
     return [m.strip() for s in _markdown(path) for m in re.findall(r"^`{3,}\{exercise(?:-start)?\}(.*)$", s, flags=re.M)]
 
 
+def _glue_keys(path) -> list[str]:
+    return [m for s in _markdown(path) for m in GLUE.findall(s)]
+
+
+def _bibtex_keys() -> list[str]:
+    with open(os.path.join(ROOT, "references.bib"), encoding="utf-8") as f:
+        return re.findall(r"^@\w+\{([^,\s]+),", f.read(), flags=re.M)
+
+
+def _exercise_labels(path) -> list[str]:
+    return [m for s in _markdown(path)
+            for m in re.findall(r"^`{3,}\{exercise(?:-start)?\}.*\n(?::\w+:.*\n)*?:label:\s*(\S+)", s, flags=re.M)]
+
+
 def _screenshots(page, stem):
     """三张截图：开头、第一张插图、第一道练习（笔记本在 JupyterLab 里自己滚动，整页截图只有一屏）。"""
     page.screenshot(path=os.path.join(SHOTS, f"{stem}.png"))
@@ -100,11 +121,43 @@ def test_markdown_reads_like_the_book(browser, lab, path):
         shown = "\n".join(texts)
         missing = [t for t in _exercise_titles(path) if t not in shown]
         assert not missing, f"这些练习的标题没有显示：{missing}"
+        _book_extension_rendered(p, path, texts)
         _screenshots(p, path.stem)
         assert not view.outside, f"请求离开了本机：{view.outside}"
         assert not view.errors, f"控制台错误：{view.errors}"
     finally:
         view.close()
+
+
+def _book_extension_rendered(p, path, texts):
+    """本书的扩展：glue、参考文献、练习编号都写成网站上的样子（笔记本还没有运行过）。"""
+    shown = "\n".join(texts)
+    keys = _glue_keys(path)
+    glued = p.evaluate("r => [...document.querySelectorAll(r)].flatMap(e => [...e.querySelectorAll('[data-seqlab-glue]')])"
+                       ".map(s => [s.dataset.seqlabGlue, s.textContent])", RENDERED)
+    assert [k for k, _ in glued] == keys, "有 {glue:text} 没有被认出来"
+    assert all(text == PENDING for _, text in glued), f"还没运行时应显示占位文字：{glued[:5]}"
+    raw = p.evaluate("([r, keys]) => [...document.querySelectorAll(r)].flatMap(e => [...e.querySelectorAll('span')])"
+                     ".map(s => s.textContent).filter(t => keys.includes(t))", [RENDERED, keys])
+    assert not raw and not [k for k in keys if ":" in k and k in shown], f"看得到原样的 glue 键：{raw}"
+    bib = [k for k in _bibtex_keys() if k in shown]
+    assert not bib, f"看得到原样的 BibTeX 键：{bib}"
+    cites = p.evaluate("r => [...document.querySelectorAll(r)].flatMap(e => [...e.querySelectorAll('.cite-group')])"
+                       ".map(g => [g.classList.contains('narrative'), g.innerText])", RENDERED)
+    author = r"[^\s，（）；][^，（）；]*?"
+    bad = [t for narrative, t in cites
+           if not re.fullmatch(rf"{author}（\d{{4}}）" if narrative else rf"（{author}，\d{{4}}(；{author}，\d{{4}})*）", t)]
+    assert not bad, f"引用没有写成“作者（年份）”或“（作者，年份）”：{bad}"
+    english = {w: [t[:80] for t in texts if w in t] for w in ENGLISH}
+    assert not any(english.values()), f"jupyterlab-myst 的英文还在：{ {k: v for k, v in english.items() if v} }"
+    titles = p.evaluate("r => [...document.querySelectorAll(r)].flatMap(e => [...e.querySelectorAll("
+                        "'.myst-exercise-title')]).map(t => t.innerText.trim())", RENDERED)
+    for label, title in zip(_exercise_labels(path), _exercise_titles(path), strict=True):
+        number = "练习 " + ".".join(label.split("-")[1:])
+        assert f"{number} ({title})" in titles, f"{label} 的标题不是“{number} ({title})”：{titles}"
+    for label in re.findall(r"^`{3,}\{solution-start\}\s*(\S+)", "\n".join(_markdown(path)), flags=re.M):
+        number = "练习 " + ".".join(label.split("-")[1:])
+        assert f"{number} 的参考答案" in titles, f"{label} 的参考答案没有写成“{number} 的参考答案”：{titles}"
 
 
 # 在页面里给每个实时单元格的输出做标记，并在每次控件操作后记下图重画完的时刻。

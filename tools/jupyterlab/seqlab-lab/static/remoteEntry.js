@@ -3,7 +3,7 @@
 // JupyterLab 按 package.json 的 jupyterlab._build.load 用 <script> 加载本文件，然后调用
 // window._JUPYTERLAB[名字].init(共享作用域) 与 .get("./extension")，后者返回 Promise<() => 模块>，
 // 模块的 default 是插件对象。本扩展不从共享作用域取任何包（只用 app 对象本身），init 什么也不做。
-// 插件本身在旁边的 plugin.js（ES 模块）；安装脚本（tools/jupyterlab/install.py）把本文件改名为
+// 插件本身在旁边的 plugin.js（ES 模块）；安装脚本（tools/labext.py）把本文件改名为
 // remoteEntry.<内容哈希>.js，同一个哈希用作 plugin.js 与 references.json 的版本参数，浏览器不会用到旧文件。
 (function () {
   "use strict";

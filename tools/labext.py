@@ -10,8 +10,10 @@ JavaScript，不用打包工具；这里只做三件事：
 * 把 ``static/remoteEntry.js`` 改名为 ``remoteEntry.<内容哈希>.js``（文件一变，浏览器就不会用缓存里的旧版本）；
 * 写出 package.json，其中 ``jupyterlab._build`` 告诉 JupyterLab 从哪里加载它。
 
-用法：``python tools/jupyterlab/install.py [labextensions 文件夹]``，默认是当前 Python 环境的
-``<sys.prefix>/share/jupyter/labextensions``（make setup 这样调用）；学生版把它装进压缩包里的一个文件夹。
+用法：``python tools/labext.py [labextensions 文件夹]``，默认是当前 Python 环境的
+``<sys.prefix>/share/jupyter/labextensions``（make setup 这样调用，make lab 因此就有它）。
+测试的 JupyterLab（tests/labcheck.py）与学生版压缩包（tools/student.py，``jupyterlab/labextensions/``）
+各自装一份，用 ``--LabApp.extra_labextensions_path`` 指给 JupyterLab。
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ import shutil
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent.parent
-SOURCE = Path(__file__).resolve().parent / "seqlab-lab"
+ROOT = Path(__file__).resolve().parent.parent
+SOURCE = ROOT / "tools" / "jupyterlab" / "seqlab-lab"
 BIBLIOGRAPHY = ROOT / "references.bib"
 NAME = "seqlab-lab"
 
@@ -41,7 +43,8 @@ def citations(bib: Path = BIBLIOGRAPHY) -> dict[str, dict[str, str]]:
     out = {}
     for key, entry in parse_file(str(bib), bib_format="bibtex").entries.items():
         author = template.format_data({"entry": entry, "style": style}).render_as("text")
-        out[key] = {"author": author, "year": entry.fields["year"]}
+        title = entry.fields["title"].replace("{", "").replace("}", "").replace("--", "–")
+        out[key] = {"author": author, "year": entry.fields["year"], "title": title}
     return out
 
 
