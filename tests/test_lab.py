@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -158,6 +159,71 @@ def _book_extension_rendered(p, path, texts):
     for label in re.findall(r"^`{3,}\{solution-start\}\s*(\S+)", "\n".join(_markdown(path)), flags=re.M):
         number = "练习 " + ".".join(label.split("-")[1:])
         assert f"{number} 的参考答案" in titles, f"{label} 的参考答案没有写成“{number} 的参考答案”：{titles}"
+
+
+# 运行 1.1 节开头到粘贴 ppl_blind 的那一格（几秒钟的计算），之后每个已粘贴的 {glue:text} 都显示它的值
+GLUED_NOTEBOOK, GLUED_LAST = "01_language_as_sequence.ipynb", "ppl_blind"
+# 本书用到的格式说明都在这里；页面里的格式化函数逐个与 Python 的 format 比较
+FORMATS = [(0.125, ".2f"), (2.675, ".2f"), (0.0049999, ".3f"), (-0.001, ".2f"), (99.5, ".0f"), (0.375, ".0%"),
+           (0.12345, ".2%"), (1234.5, ".1e"), (9.96e-7, ".1e"), (1234567, ",d"), (-4096, ",d"), (0, ",d"),
+           (123456.789, ",.2f"), (0.000123456, ".3g"), (1e20 * 3, ".2f")]
+
+
+def test_glued_values_show_after_running(browser, lab):
+    path = next(p for p in NOTEBOOKS if p.name == GLUED_NOTEBOOK)
+    view, copy = _open(browser, lab, path, "glue")
+    p = view.page
+    try:
+        url = lab[0]
+        got = p.evaluate("([u, cases]) => import(u + '/lab/extensions/seqlab-lab/static/pyformat.js')"
+                         ".then(m => cases.map(([v, s]) => m.pyformat(v, s)))", [url, FORMATS])
+        assert got == [format(v, s) for v, s in FORMATS]
+        cells = nbformat.read(copy, as_version=4).cells
+        last = next(i for i, c in enumerate(cells) if c.cell_type == "code" and f'glue("{GLUED_LAST}"' in c.source)
+        p.evaluate("i => { const nb = window.jupyterapp.shell.currentWidget.content; nb.activeCellIndex = i; }", last + 1)
+        view.command("notebook:run-all-above")
+        p.wait_for_function(
+            """i => {
+                const panel = window.jupyterapp.shell.currentWidget;
+                const code = panel.content.widgets.slice(0, i).filter(c => c.model.type === 'code');
+                return panel.sessionContext.session?.kernel?.status === 'idle'
+                    && code.every(c => c.model.executionCount !== null);
+            }""", arg=last + 1, timeout=300_000, polling=500)
+        p.wait_for_timeout(500)
+        glued = p.evaluate("""() => {
+            const values = {};
+            for (const cell of window.jupyterapp.shell.currentWidget.content.widgets) {
+                if (cell.model.type !== 'code') continue;
+                for (let i = 0; i < cell.model.outputs.length; i++) {
+                    const o = cell.model.outputs.get(i), b = o.metadata.scrapbook;
+                    if (b) values[b.name] = o.data[(b.mime_prefix || '') + 'text/plain'];
+                }
+            }
+            return values;
+        }""")
+        assert GLUED_LAST in glued, glued
+        spans = p.evaluate("r => [...document.querySelectorAll(r)].flatMap(e => [...e.querySelectorAll('[data-seqlab-glue]')])"
+                           ".map(s => [s.dataset.seqlabGlue, s.textContent])", RENDERED)
+        checked = 0
+        for key, text in spans:
+            name, _, spec = key.rpartition(":") if ":" in key else (key, "", "")
+            if name not in glued:
+                assert text == PENDING, (key, text)
+                continue
+            value = ast.literal_eval(glued[name])
+            # 网站上 myst-nb 的做法：字面量求值，格式以 f/e/g/% 结尾先转 float、以 d 结尾先转 int
+            expected = format(float(value) if spec[-1:] in "efg%" else int(value) if spec.endswith("d") else value, spec) \
+                if spec else str(value)
+            assert text == expected, f"{key}：显示 {text!r}，Python 算出 {expected!r}"
+            checked += 1
+        assert checked >= 8, spans
+        p.locator("[data-seqlab-glue='ppl_blind:.2f']").first.scroll_into_view_if_needed()
+        p.wait_for_timeout(200)
+        p.screenshot(path=os.path.join(SHOTS, f"{path.stem}-glued.png"))
+        assert not view.outside, f"请求离开了本机：{view.outside}"
+        assert not view.errors, f"控制台错误：{view.errors}"
+    finally:
+        view.close()
 
 
 # 在页面里给每个实时单元格的输出做标记，并在每次控件操作后记下图重画完的时刻。
