@@ -111,6 +111,7 @@ function update(panel, state) {
     fillGlue(root, source, values);
     if (state.citations) fillCitations(root, state.citations);
     fillExercises(root, ctx);
+    fillExerciseRefs(root, ctx);
   }
 }
 
@@ -163,7 +164,9 @@ function fillCitations(root, citations) {
       const ref = citations[key];
       if (!ref) return;
       item.dataset.seqlabKey = key;
+      // 几条文献之间：括号里用分号，正文里用顿号（jupyterlab-myst 不在它们之间放任何文字）
       let shown = narrative ? `${ref.author}（${ref.year}）` : `${ref.author}，${ref.year}`;
+      if (i < items.length - 1) shown += narrative ? "、" : "；";
       if (!narrative && i === 0) shown = "（" + shown;
       if (!narrative && i === items.length - 1) shown += "）";
       setText(text, shown);
@@ -221,6 +224,20 @@ function fillExercises(root, ctx) {
       end.dataset.seqlabEnd = "";
       replaceText(end, solution || /Solution|参考答案/.test(end.textContent) ? `${name} 的参考答案完` : `${name} 完`);
     }
+  }
+}
+
+// 正文里指向练习的 {ref}`ex-1-N-k`：jupyterlab-myst 写成“Exercise k”，这里写成“练习 1.N.k”
+// （前面已经写了“练习”二字时只写编号）
+function fillExerciseRefs(root, ctx) {
+  for (const link of root.querySelectorAll("a[href^='#']")) {
+    if (link.closest(".myst-exercise-title")) continue;
+    if (link.dataset.seqlabRef === undefined && !/^\s*Exercise\s*\d+\s*$/.test(link.textContent)) continue;
+    const number = exerciseNumber(link.getAttribute("href").slice(1), ctx);
+    if (!number) continue;
+    link.dataset.seqlabRef = "";
+    const before = textNodes(root).filter(n => n.compareDocumentPosition(link) & Node.DOCUMENT_POSITION_FOLLOWING && !link.contains(n)).at(-1);
+    replaceText(link, before && /练习\s*$/.test(before.nodeValue) ? number : `练习 ${number}`);
   }
 }
 
