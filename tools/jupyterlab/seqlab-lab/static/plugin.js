@@ -65,11 +65,31 @@ function watch(panel, state) {
       if (!timer) timer = setTimeout(() => { timer = 0; update(panel, state); }, 60);
     }
   };
-  const observer = new MutationObserver(entry.schedule);
+  // 输出内部的变化（例如实时探索器拖动时 plotly 重画）与本插件无关，不必每次都处理一遍；
+  // 输出的增删（粘贴了新值、清空输出）发生在 .jp-OutputArea 这一层，仍然会处理。
+  const observer = new MutationObserver(records => {
+    const inside = r => (r.target.nodeType === Node.ELEMENT_NODE ? r.target : r.target.parentElement)?.closest(".jp-OutputArea-output");
+    if (!records.every(inside)) entry.schedule();
+  });
   observer.observe(panel.content.node, { childList: true, subtree: true, characterData: true });
   state.panels.add(entry);
   panel.disposed.connect(() => { observer.disconnect(); state.panels.delete(entry); clearTimeout(timer); });
-  panel.context.ready.then(entry.schedule);
+  // 输出模型的变化（运行了粘贴值的单元格）直接通知，不依赖它在页面上画出什么（只粘贴、不显示的输出什么也不画）
+  const hooked = new WeakSet();
+  const hook = cells => {
+    for (const cell of cells) {
+      if (cell.type === "code" && cell.outputs && !hooked.has(cell)) {
+        hooked.add(cell);
+        cell.outputs.changed.connect(entry.schedule);
+      }
+    }
+  };
+  panel.context.ready.then(() => {
+    const cells = panel.content.model.cells;
+    hook(cells);
+    cells.changed.connect(() => { hook(cells); entry.schedule(); });
+    entry.schedule();
+  });
 }
 
 // 笔记本里粘贴的值：名字 → text/plain（后面的输出覆盖前面的，与重新运行一致）
