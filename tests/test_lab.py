@@ -33,7 +33,7 @@ RAW = ["{term}", "{ref}", "{numref}", "{cite", ":label:", ":name:", "{exercise",
 # jupyterlab-myst 自己的英文（本书的扩展换成中文）
 ENGLISH = ["Start of", "End of", "Exercise", "Solution", "Citation"]
 GLUE = re.compile(r"\{glue(?::text)?\}`([^`]+)`")
-PENDING = "〔运行上面的代码后显示〕"
+PENDING = {"above": "〔运行上面的代码后显示〕", "below": "〔运行下面的代码后显示〕"}
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.lab]
 
@@ -81,6 +81,18 @@ def _exercise_titles(path) -> list[str]:
 
 def _glue_keys(path) -> list[str]:
     return [m for s in _markdown(path) for m in GLUE.findall(s)]
+
+
+def _placeholders(path) -> list[str]:
+    """还没运行时每个 {glue:text} 应显示的占位文字：粘贴它的代码单元格在这个 Markdown 单元格的上面还是下面。"""
+    cells = nbformat.read(path, as_version=4).cells
+    glued_at = {}
+    for i, c in enumerate(cells):
+        if c.cell_type == "code":
+            for name in re.findall(r"\bglue\(\s*[\"'](\w+)[\"']", c.source):
+                glued_at.setdefault(name, i)
+    return [PENDING["below" if glued_at[key.split(":")[0]] > i else "above"]
+            for i, c in enumerate(cells) if c.cell_type == "markdown" for key in GLUE.findall(c.source)]
 
 
 def _bibtex_keys() -> list[str]:
@@ -137,7 +149,7 @@ def _book_extension_rendered(p, path, texts):
     glued = p.evaluate("r => [...document.querySelectorAll(r)].flatMap(e => [...e.querySelectorAll('[data-seqlab-glue]')])"
                        ".map(s => [s.dataset.seqlabGlue, s.textContent])", RENDERED)
     assert [k for k, _ in glued] == keys, "有 {glue:text} 没有被认出来"
-    assert all(text == PENDING for _, text in glued), f"还没运行时应显示占位文字：{glued[:5]}"
+    assert [text for _, text in glued] == _placeholders(path), f"还没运行时应显示占位文字：{glued[:5]}"
     raw = p.evaluate("([r, keys]) => [...document.querySelectorAll(r)].flatMap(e => [...e.querySelectorAll('span')])"
                      ".map(s => s.textContent).filter(t => keys.includes(t))", [RENDERED, keys])
     assert not raw and not [k for k in keys if ":" in k and k in shown], f"看得到原样的 glue 键：{raw}"
@@ -208,7 +220,7 @@ def test_glued_values_show_after_running(browser, lab):
         for key, text in spans:
             name, _, spec = key.rpartition(":") if ":" in key else (key, "", "")
             if name not in glued:
-                assert text == PENDING, (key, text)
+                assert text in PENDING.values(), (key, text)
                 continue
             value = ast.literal_eval(glued[name])
             # 网站上 myst-nb 的做法：字面量求值，格式以 f/e/g/% 结尾先转 float、以 d 结尾先转 int

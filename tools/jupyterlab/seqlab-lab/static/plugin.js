@@ -13,7 +13,8 @@
 
 import { glueText } from "./pyformat.js";
 
-const PENDING = "〔运行上面的代码后显示〕";
+// 值还没算出来时的占位文字：粘贴它的代码单元格在上面还是在下面（按代码里的 glue("名字", …) 找）
+const PENDING = { above: "〔运行上面的代码后显示〕", below: "〔运行下面的代码后显示〕" };
 const STYLE = `
 [data-seqlab-glue][data-seqlab-pending] { color: var(--jp-ui-font-color2); font-size: 0.9em; }
 .cite-group[data-seqlab-cite] svg { display: none; }
@@ -121,14 +122,19 @@ function update(panel, state) {
   const notebook = panel.content;
   if (!notebook.model) return;
   const values = glueValues(notebook);
+  const gluedAt = new Map();
+  notebook.widgets.forEach((cell, i) => {
+    if (cell.model.type !== "code") return;
+    for (const m of cell.model.sharedModel.getSource().matchAll(/\bglue\(\s*["'](\w+)["']/g)) if (!gluedAt.has(m[1])) gluedAt.set(m[1], i);
+  });
   const ctx = { section: sectionNumber(panel), ordinal: 0, last: null, numbers: new Map() };
-  for (const cell of notebook.widgets) {
+  for (const [index, cell] of notebook.widgets.entries()) {
     if (cell.model.type !== "markdown") continue;
     const root = cell.node.querySelector(".jp-MarkdownOutput .myst, .jp-RenderedMarkdown .myst, .myst");
     const source = cell.model.sharedModel.getSource();
     countExercises(source, ctx);
     if (!root || !cell.rendered) continue;
-    fillGlue(root, source, values);
+    fillGlue(root, source, values, name => (gluedAt.get(name) > index ? PENDING.below : PENDING.above));
     if (state.citations) fillCitations(root, state.citations);
     fillExercises(root, ctx);
     fillExerciseRefs(root, ctx);
@@ -145,7 +151,7 @@ function glueKeys(source) {
   return [...source.matchAll(/\{glue(?::text)?\}`([^`]+)`/g)].map(m => m[1]);
 }
 
-function fillGlue(root, source, values) {
+function fillGlue(root, source, values, pending) {
   const keys = new Set(glueKeys(source));
   if (!keys.size) return;
   for (const span of root.querySelectorAll("span:not([class])")) {
@@ -166,7 +172,7 @@ function fillGlue(root, source, values) {
     else delete span.dataset.seqlabPending;
     span.title = text === null ? `运行粘贴 ${name} 的代码单元格后，这里显示它的值` : "";
     if (!span.title) span.removeAttribute("title");
-    span.dataset.seqlabShown = text === null ? PENDING : text;
+    span.dataset.seqlabShown = text === null ? pending(name) : text;
     setText(node, span.dataset.seqlabShown);
   }
 }
