@@ -171,6 +171,8 @@ def _book_extension_rendered(p, path, texts):
     for label in re.findall(r"^`{3,}\{solution-start\}\s*(\S+)", "\n".join(_markdown(path)), flags=re.M):
         number = "练习 " + ".".join(label.split("-")[1:])
         assert f"{number} 的参考答案" in titles, f"{label} 的参考答案没有写成“{number} 的参考答案”：{titles}"
+        assert f"{number} 的参考答案完" in titles, f"{label} 的参考答案结尾没有写成“{number} 的参考答案完”：{titles}"
+    assert all(titles), f"有练习框的标题是空的：{titles}"
 
 
 # 运行 1.1 节开头到粘贴 ppl_blind 的那一格（几秒钟的计算），之后每个已粘贴的 {glue:text} 都显示它的值

@@ -136,7 +136,7 @@ function update(panel, state) {
     if (!root || !cell.rendered) continue;
     fillGlue(root, source, values, name => (gluedAt.get(name) > index ? PENDING.below : PENDING.above));
     if (state.citations) fillCitations(root, state.citations);
-    fillExercises(root, ctx);
+    fillExercises(root, ctx, /\{solution-end\}/.test(source));
     fillExerciseRefs(root, ctx);
   }
 }
@@ -219,7 +219,7 @@ function exerciseNumber(label, ctx) {
   return ctx.section && k ? `${ctx.section}.${k}` : "";
 }
 
-function fillExercises(root, ctx) {
+function fillExercises(root, ctx, solutionEnd) {
   for (const title of root.querySelectorAll(".myst-exercise-title")) {
     const box = title.closest(".myst-exercise");
     const link = title.querySelector("a[href^='#']");
@@ -244,7 +244,13 @@ function fillExercises(root, ctx) {
       link.title = `链接到${name}`;
       link.setAttribute("aria-label", link.title);
     } else {
-      // “End of Exercise” / “End of Solution”
+      // “End of Exercise”；答案的结尾 jupyterlab-myst 画成一个标题为空的框
+      if (solutionEnd && !title.textContent.trim() && !title.querySelector("[data-seqlab-end]")) {
+        const span = document.createElement("span");
+        span.dataset.seqlabEnd = "";
+        span.textContent = "参考答案完";
+        title.appendChild(span);
+      }
       const end = title.querySelector("span") || title;
       if (!/End of/.test(end.textContent) && end.dataset.seqlabEnd === undefined) continue;
       end.dataset.seqlabEnd = "";
