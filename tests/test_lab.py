@@ -86,12 +86,19 @@ def _glue_keys(path) -> list[str]:
 def _placeholders(path) -> list[str]:
     """还没运行时每个 {glue:text} 应显示的占位文字：粘贴它的代码单元格在这个 Markdown 单元格的上面还是下面。"""
     cells = nbformat.read(path, as_version=4).cells
-    glued_at = {}
+    glued_at, patterns = {}, []  # glue("名字", …)；循环里的 glue(f"前缀{…}", …) 按模式匹配
     for i, c in enumerate(cells):
         if c.cell_type == "code":
-            for name in re.findall(r"\bglue\(\s*[\"'](\w+)[\"']", c.source):
-                glued_at.setdefault(name, i)
-    return [PENDING["below" if glued_at[key.split(":")[0]] > i else "above"]
+            for f, _, name in re.findall(r"\bglue\(\s*(f?)([\"'])(.*?)\2", c.source):
+                if f:
+                    patterns.append((re.compile(re.sub(r"\\\{[^}]*\\\}", r"\\w+", re.escape(name)) + "$"), i))
+                else:
+                    glued_at.setdefault(name, i)
+
+    def where(name):
+        return glued_at[name] if name in glued_at else next(i for pattern, i in patterns if pattern.match(name))
+
+    return [PENDING["below" if where(key.split(":")[0]) > i else "above"]
             for i, c in enumerate(cells) if c.cell_type == "markdown" for key in GLUE.findall(c.source)]
 
 

@@ -122,11 +122,16 @@ function update(panel, state) {
   const notebook = panel.content;
   if (!notebook.model) return;
   const values = glueValues(notebook);
-  const gluedAt = new Map();
+  // 粘贴每个名字的代码单元格：glue("名字", …)，或循环里的 glue(f"前缀{…}", …)（花括号处可以是任何名字）
+  const gluedAt = new Map(), patterns = [];
   notebook.widgets.forEach((cell, i) => {
     if (cell.model.type !== "code") return;
-    for (const m of cell.model.sharedModel.getSource().matchAll(/\bglue\(\s*["'](\w+)["']/g)) if (!gluedAt.has(m[1])) gluedAt.set(m[1], i);
+    for (const [, f, , name] of cell.model.sharedModel.getSource().matchAll(/\bglue\(\s*(f?)(["'])(.*?)\2/g)) {
+      if (f) patterns.push([new RegExp("^" + name.replace(/\{[^}]*\}/g, "\\w+") + "$"), i]);
+      else if (!gluedAt.has(name)) gluedAt.set(name, i);
+    }
   });
+  const where = name => (gluedAt.has(name) ? gluedAt.get(name) : patterns.find(([re]) => re.test(name))?.[1]);
   const ctx = { section: sectionNumber(panel), ordinal: 0, last: null, numbers: new Map() };
   for (const [index, cell] of notebook.widgets.entries()) {
     if (cell.model.type !== "markdown") continue;
@@ -134,7 +139,7 @@ function update(panel, state) {
     const source = cell.model.sharedModel.getSource();
     countExercises(source, ctx);
     if (!root || !cell.rendered) continue;
-    fillGlue(root, source, values, name => (gluedAt.get(name) > index ? PENDING.below : PENDING.above));
+    fillGlue(root, source, values, name => (where(name) > index ? PENDING.below : PENDING.above));
     if (state.citations) fillCitations(root, state.citations);
     fillExercises(root, ctx, /\{solution-end\}/.test(source));
     fillExerciseRefs(root, ctx);
