@@ -5,6 +5,8 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# 本书自己的 JupyterLab 扩展（glue 的数值、参考文献、练习编号），装进 .venv 的 labextensions（tools/labext.py）
+LABEXT := $(VENV)/share/jupyter/labextensions/seqlab-lab/package.json
 NODE   := node_modules/.package-lock.json
 HTML   := _build/html
 PORT   ?= 8000
@@ -29,13 +31,16 @@ help:
 	@echo "make pdf    把网站打印成一份 PDF 讲义：_build/pdf/seqlab-ch01.pdf"
 	@echo "make clean  删除构建产物（保留 .venv）"
 
-setup: $(STAMP)
+setup: $(STAMP) $(LABEXT)
 
 $(STAMP): requirements.txt constraints.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] >= (3, 11), "需要 Python 3.11 或更新的版本"'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $(STAMP)
+
+$(LABEXT): $(STAMP) tools/labext.py references.bib $(wildcard tools/jupyterlab/seqlab-lab/* tools/jupyterlab/seqlab-lab/static/*)
+	$(BIN)/python tools/labext.py
 
 # 网站用的 JavaScript（plotly.js 的部分包、浏览器测试用的 axe-core）按 package-lock.json 安装。
 $(NODE): package.json package-lock.json
@@ -81,11 +86,11 @@ test-site: $(STAMP) $(NODE)
 	$(BIN)/pytest -rs tests/test_site.py tests/test_browser.py tests/test_pdf.py
 
 # 学生看到的笔记本：真实的 JupyterLab（127.0.0.1）+ 无头 Chromium；学生版在干净虚拟环境里的安装与运行。
-test-lab: $(STAMP)
+test-lab: $(STAMP) $(LABEXT)
 	$(BIN)/pytest -rs tests/test_lab.py tests/test_student_env.py
 
 # 中文界面、不弹“Jupyter 新闻”：tools/jupyterlab/overrides.json 是默认值，在“设置”菜单里随时可以改回。
-lab: $(STAMP)
+lab: $(STAMP) $(LABEXT)
 	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) --LabApp.app_settings_dir=$(CURDIR)/tools/jupyterlab chapters/ch01
 
 serve:

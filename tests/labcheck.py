@@ -3,6 +3,8 @@
 笔记本先复制到临时文件夹再打开：“全部运行”的输出与自动保存永远不会写回仓库里的笔记本。
 JupyterLab 的设置用 ``make lab`` 的同一份默认值（tools/jupyterlab/overrides.json：中文界面、
 不弹新闻），测试只额外关掉自动保存、让所有单元格都渲染出来（不按滚动位置延迟渲染）。
+本书自己的 JupyterLab 扩展（tools/labext.py）按仓库里的当前源码装进临时文件夹，与学生版一样用
+``--LabApp.extra_labextensions_path`` 指给 JupyterLab（优先于 .venv 里 make setup 装的那份）。
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import time
 import urllib.request
 from pathlib import Path
 from urllib.parse import urlparse
+
+from labext import install as install_labext
 
 ROOT = Path(__file__).resolve().parent.parent
 OVERRIDES = ROOT / "tools" / "jupyterlab" / "overrides.json"
@@ -58,6 +62,7 @@ def jupyterlab(notebook_dirs: list[Path], tmp: Path):
     cmd = [str(JUPYTER), "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
            f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True",
            f"--LabApp.app_settings_dir={_settings(tmp / 'app-settings')}",
+           f"--LabApp.extra_labextensions_path={install_labext(tmp / 'labextensions').parent}",
            f"--LabApp.user_settings_dir={tmp / 'user-settings'}", f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
            f"--ServerApp.root_dir={root}", "--ServerApp.open_browser=False"]
     if os.geteuid() == 0:

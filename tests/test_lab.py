@@ -4,6 +4,9 @@
   ``{ref}``、``{numref}``、``{cite``、``:label:``；每张插图都加载出来（naturalWidth > 0）；每道练习的标题都在。
 * 全部运行：每个实时探索器都渲染出来，并且真的响应一次控件操作（拖动滑块、选择下拉菜单、输入文字）；
   没有控制台错误；没有任何请求离开 127.0.0.1。
+* 本书自己的扩展（tools/labext.py）：``{glue:text}`` 显示粘贴的值（运行前是占位文字，运行后与 myst-nb 在网站上
+  按同一格式算出的文字相同）；``{cite:t}``/``{cite:p}`` 显示“作者（年份）”“（作者，年份）”，看不到 BibTeX 的键；
+  练习写成“练习 1.N.k”，没有 jupyterlab-myst 的英文 “Start of Exercise”。
 * 每节保存一张截图到 ``_build/screenshots/lab/``，供人查看。
 
 没有 Chromium 时整体跳过（CI 设置 SEQLAB_REQUIRE_BROWSER=1，此时直接失败）。
@@ -11,6 +14,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -26,6 +30,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHOTS = os.path.join(ROOT, "_build", "screenshots", "lab")
 NOTEBOOKS = notebooks()
 RAW = ["{term}", "{ref}", "{numref}", "{cite", ":label:", ":name:", "{exercise", "{solution", "{figure"]
+# jupyterlab-myst 自己的英文（本书的扩展换成中文）
+ENGLISH = ["Start of", "End of", "Exercise", "Solution", "Citation"]
+GLUE = re.compile(r"\{glue(?::text)?\}`([^`]+)`")
+PENDING = {"above": "〔运行上面的代码后显示〕", "below": "〔运行下面的代码后显示〕"}
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.lab]
 
@@ -71,6 +79,39 @@ def _exercise_titles(path) -> list[str]:
     return [m.strip() for s in _markdown(path) for m in re.findall(r"^`{3,}\{exercise(?:-start)?\}(.*)$", s, flags=re.M)]
 
 
+def _glue_keys(path) -> list[str]:
+    return [m for s in _markdown(path) for m in GLUE.findall(s)]
+
+
+def _placeholders(path) -> list[str]:
+    """还没运行时每个 {glue:text} 应显示的占位文字：粘贴它的代码单元格在这个 Markdown 单元格的上面还是下面。"""
+    cells = nbformat.read(path, as_version=4).cells
+    glued_at, patterns = {}, []  # glue("名字", …)；循环里的 glue(f"前缀{…}", …) 按模式匹配
+    for i, c in enumerate(cells):
+        if c.cell_type == "code":
+            for f, _, name in re.findall(r"\bglue\(\s*(f?)([\"'])(.*?)\2", c.source):
+                if f:
+                    patterns.append((re.compile(re.sub(r"\\\{[^}]*\\\}", r"\\w+", re.escape(name)) + "$"), i))
+                else:
+                    glued_at.setdefault(name, i)
+
+    def where(name):
+        return glued_at[name] if name in glued_at else next(i for pattern, i in patterns if pattern.match(name))
+
+    return [PENDING["below" if where(key.split(":")[0]) > i else "above"]
+            for i, c in enumerate(cells) if c.cell_type == "markdown" for key in GLUE.findall(c.source)]
+
+
+def _bibtex_keys() -> list[str]:
+    with open(os.path.join(ROOT, "references.bib"), encoding="utf-8") as f:
+        return re.findall(r"^@\w+\{([^,\s]+),", f.read(), flags=re.M)
+
+
+def _exercise_labels(path) -> list[str]:
+    return [m for s in _markdown(path)
+            for m in re.findall(r"^`{3,}\{exercise(?:-start)?\}.*\n(?::\w+:.*\n)*?:label:\s*(\S+)", s, flags=re.M)]
+
+
 def _screenshots(page, stem):
     """三张截图：开头、第一张插图、第一道练习（笔记本在 JupyterLab 里自己滚动，整页截图只有一屏）。"""
     page.screenshot(path=os.path.join(SHOTS, f"{stem}.png"))
@@ -100,7 +141,106 @@ def test_markdown_reads_like_the_book(browser, lab, path):
         shown = "\n".join(texts)
         missing = [t for t in _exercise_titles(path) if t not in shown]
         assert not missing, f"这些练习的标题没有显示：{missing}"
+        _book_extension_rendered(p, path, texts)
         _screenshots(p, path.stem)
+        assert not view.outside, f"请求离开了本机：{view.outside}"
+        assert not view.errors, f"控制台错误：{view.errors}"
+    finally:
+        view.close()
+
+
+def _book_extension_rendered(p, path, texts):
+    """本书的扩展：glue、参考文献、练习编号都写成网站上的样子（笔记本还没有运行过）。"""
+    shown = "\n".join(texts)
+    keys = _glue_keys(path)
+    glued = p.evaluate("r => [...document.querySelectorAll(r)].flatMap(e => [...e.querySelectorAll('[data-seqlab-glue]')])"
+                       ".map(s => [s.dataset.seqlabGlue, s.textContent])", RENDERED)
+    assert [k for k, _ in glued] == keys, "有 {glue:text} 没有被认出来"
+    assert [text for _, text in glued] == _placeholders(path), f"还没运行时应显示占位文字：{glued[:5]}"
+    raw = p.evaluate("([r, keys]) => [...document.querySelectorAll(r)].flatMap(e => [...e.querySelectorAll('span')])"
+                     ".map(s => s.textContent).filter(t => keys.includes(t))", [RENDERED, keys])
+    assert not raw and not [k for k in keys if ":" in k and k in shown], f"看得到原样的 glue 键：{raw}"
+    bib = [k for k in _bibtex_keys() if k in shown]
+    assert not bib, f"看得到原样的 BibTeX 键：{bib}"
+    cites = p.evaluate("r => [...document.querySelectorAll(r)].flatMap(e => [...e.querySelectorAll('.cite-group')])"
+                       ".map(g => [g.classList.contains('narrative'), g.innerText])", RENDERED)
+    author = r"[^\s，（）；][^，（）；]*?"
+    bad = [t for narrative, t in cites
+           if not re.fullmatch(rf"{author}（\d{{4}}）" if narrative else rf"（{author}，\d{{4}}(；{author}，\d{{4}})*）", t)]
+    assert not bad, f"引用没有写成“作者（年份）”或“（作者，年份）”：{bad}"
+    english = {w: [t[:80] for t in texts if w in t] for w in ENGLISH}
+    assert not any(english.values()), f"jupyterlab-myst 的英文还在：{ {k: v for k, v in english.items() if v} }"
+    titles = p.evaluate("r => [...document.querySelectorAll(r)].flatMap(e => [...e.querySelectorAll("
+                        "'.myst-exercise-title')]).map(t => t.innerText.trim())", RENDERED)
+    for label, title in zip(_exercise_labels(path), _exercise_titles(path), strict=True):
+        number = "练习 " + ".".join(label.split("-")[1:])
+        assert f"{number} ({title})" in titles, f"{label} 的标题不是“{number} ({title})”：{titles}"
+    for label in re.findall(r"^`{3,}\{solution-start\}\s*(\S+)", "\n".join(_markdown(path)), flags=re.M):
+        number = "练习 " + ".".join(label.split("-")[1:])
+        assert f"{number} 的参考答案" in titles, f"{label} 的参考答案没有写成“{number} 的参考答案”：{titles}"
+        assert f"{number} 的参考答案完" in titles, f"{label} 的参考答案结尾没有写成“{number} 的参考答案完”：{titles}"
+    assert all(titles), f"有练习框的标题是空的：{titles}"
+
+
+# 运行 1.1 节开头到粘贴 ppl_blind 的那一格（几秒钟的计算），之后每个已粘贴的 {glue:text} 都显示它的值
+GLUED_NOTEBOOK, GLUED_LAST = "01_language_as_sequence.ipynb", "ppl_blind"
+# 本书用到的格式说明都在这里；页面里的格式化函数逐个与 Python 的 format 比较
+FORMATS = [(0.125, ".2f"), (2.675, ".2f"), (0.0049999, ".3f"), (-0.001, ".2f"), (99.5, ".0f"), (0.375, ".0%"),
+           (0.12345, ".2%"), (1234.5, ".1e"), (9.96e-7, ".1e"), (1234567, ",d"), (-4096, ",d"), (0, ",d"),
+           (123456.789, ",.2f"), (0.000123456, ".3g"), (1e20 * 3, ".2f")]
+
+
+def test_glued_values_show_after_running(browser, lab):
+    path = next(p for p in NOTEBOOKS if p.name == GLUED_NOTEBOOK)
+    view, copy = _open(browser, lab, path, "glue")
+    p = view.page
+    try:
+        url = lab[0]
+        got = p.evaluate("([u, cases]) => import(u + '/lab/extensions/seqlab-lab/static/pyformat.js')"
+                         ".then(m => cases.map(([v, s]) => m.pyformat(v, s)))", [url, FORMATS])
+        assert got == [format(v, s) for v, s in FORMATS]
+        cells = nbformat.read(copy, as_version=4).cells
+        last = next(i for i, c in enumerate(cells) if c.cell_type == "code" and f'glue("{GLUED_LAST}"' in c.source)
+        p.evaluate("i => { const nb = window.jupyterapp.shell.currentWidget.content; nb.activeCellIndex = i; }", last + 1)
+        view.command("notebook:run-all-above")
+        p.wait_for_function(
+            """i => {
+                const panel = window.jupyterapp.shell.currentWidget;
+                const code = panel.content.widgets.slice(0, i).filter(c => c.model.type === 'code');
+                return panel.sessionContext.session?.kernel?.status === 'idle'
+                    && code.every(c => c.model.executionCount !== null);
+            }""", arg=last + 1, timeout=300_000, polling=500)
+        p.wait_for_timeout(500)
+        glued = p.evaluate("""() => {
+            const values = {};
+            for (const cell of window.jupyterapp.shell.currentWidget.content.widgets) {
+                if (cell.model.type !== 'code') continue;
+                for (let i = 0; i < cell.model.outputs.length; i++) {
+                    const o = cell.model.outputs.get(i), b = o.metadata.scrapbook;
+                    if (b) values[b.name] = o.data[(b.mime_prefix || '') + 'text/plain'];
+                }
+            }
+            return values;
+        }""")
+        assert GLUED_LAST in glued, glued
+        spans = p.evaluate("r => [...document.querySelectorAll(r)].flatMap(e => [...e.querySelectorAll('[data-seqlab-glue]')])"
+                           ".map(s => [s.dataset.seqlabGlue, s.textContent])", RENDERED)
+        checked = 0
+        for key, text in spans:
+            name, _, spec = key.rpartition(":") if ":" in key else (key, "", "")
+            if name not in glued:
+                assert text in PENDING.values(), (key, text)
+                continue
+            value = ast.literal_eval(glued[name])
+            # 网站上 myst-nb 的做法：字面量求值，格式以 f/e/g/% 结尾先转 float、以 d 结尾先转 int
+            expected = format(float(value) if spec[-1:] in "efg%" else int(value) if spec.endswith("d") else value, spec) \
+                if spec else str(value)
+            assert text == expected, f"{key}：显示 {text!r}，Python 算出 {expected!r}"
+            checked += 1
+        assert checked >= 8, spans
+        p.locator("[data-seqlab-glue='ppl_blind:.2f']").first.scroll_into_view_if_needed()
+        p.wait_for_timeout(200)
+        p.screenshot(path=os.path.join(SHOTS, f"{path.stem}-glued.png"))
         assert not view.outside, f"请求离开了本机：{view.outside}"
         assert not view.errors, f"控制台错误：{view.errors}"
     finally:

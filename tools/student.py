@@ -18,6 +18,8 @@ from pathlib import Path
 
 import nbformat
 
+from labext import install as install_labext
+
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
 SOLUTION_TAG = "solution"
@@ -28,6 +30,9 @@ SUPPORT = ["lib", "pyproject.toml", "constraints.txt"]
 STUDENT_REQUIREMENTS = ROOT / "requirements-student.txt"
 # JupyterLab 的默认设置（中文界面、不弹新闻），与 make lab 用的是同一份。
 LAB_SETTINGS = ROOT / "tools" / "jupyterlab" / "overrides.json"
+# 本书自己的 JupyterLab 扩展（glue 的数值、参考文献、练习编号），预先装好放进压缩包的 jupyterlab/labextensions/，
+# 学生的环境里不需要 pybtex 或任何构建工具。
+LAB_EXTENSIONS = "jupyterlab/labextensions"
 ZIP_ROOT = "seqlab-student"
 # 压缩包里给学生的说明（学生拿到的只有压缩包，看不到本书的 README）。
 STUDENT_README = """\
@@ -41,10 +46,11 @@ lib/ 是笔记本用到的小型库 seqlab（含训练好的检查点）。
     cd seqlab-student
     python3 -m venv .venv
     .venv/bin/python -m pip install -r requirements.txt
-    .venv/bin/jupyter lab --LabApp.app_settings_dir=jupyterlab
+    .venv/bin/jupyter lab --LabApp.app_settings_dir=jupyterlab --LabApp.extra_labextensions_path=jupyterlab/labextensions
 
-最后一个参数让 JupyterLab 以中文界面打开、不弹出“Jupyter 新闻”的询问（设置在 jupyterlab/overrides.json 里，
-随时可以在“设置 → 语言”里换回英文）。
+第一个参数让 JupyterLab 以中文界面打开、不弹出“Jupyter 新闻”的询问（设置在 jupyterlab/overrides.json 里，
+随时可以在“设置 → 语言”里换回英文）；第二个参数加载本书自己的一个小扩展，让正文里的数值、
+参考文献和练习编号与网站上的一样。
 
 Windows 上把 .venv/bin/ 换成 .venv\\Scripts\\。
 
@@ -120,6 +126,9 @@ def build(out: Path) -> Path:
             zf.write(f, f"{ZIP_ROOT}/{rel.as_posix()}")
         zf.writestr(f"{ZIP_ROOT}/requirements.txt", student_requirements())
         zf.write(LAB_SETTINGS, f"{ZIP_ROOT}/jupyterlab/overrides.json")
+        labext = install_labext(out / "labextensions")
+        for f in sorted(p for p in labext.rglob("*") if p.is_file()):
+            zf.write(f, f"{ZIP_ROOT}/{LAB_EXTENSIONS}/{f.relative_to(labext.parent).as_posix()}")
         for name in SUPPORT:
             for f in _support_files(name):
                 zf.write(f, f"{ZIP_ROOT}/{f.relative_to(ROOT)}")

@@ -1,0 +1,293 @@
+// 本书的 JupyterLab 插件：在 jupyterlab-myst 渲染完 Markdown 单元格之后，补上它不会的三件事。
+//
+// * glue：myst-nb 的 {glue:text}`名字:格式` 在 jupyterlab-myst 里是一个只含原样键名的 <span>。
+//   这里按单元格源码里 {glue:text} 出现的顺序认出这些 <span>，换成代码单元格输出里粘贴的值
+//   （输出的元数据 scrapbook.name 是名字），按 myst-nb 的规则套用冒号后的格式；值还没算出来时显示占位文字。
+// * 参考文献：jupyterlab-myst 找不到 references.bib 里的条目，只显示键；这里换成“作者（年份）”
+//   （{cite:t}）或“（作者，年份）”（{cite:p}），作者与年份由安装脚本从 references.bib 导出。
+// * 练习：sphinx-exercise 的分段写法在 jupyterlab-myst 里是英文的“Start of Exercise 1”、按笔记本从 1 数；
+//   这里按标签 ex-1-N-k 写成网站上的“练习 1.N.k”。
+//
+// 只改 jupyterlab-myst 画出的文字节点与属性，不删它的节点（它用 React 渲染，下次渲染会按自己的记录更新）。
+// 笔记本面板上的 MutationObserver 发现变化（渲染、输出更新）后稍等片刻统一处理一遍；处理是幂等的。
+
+import { glueText } from "./pyformat.js";
+
+// 值还没算出来时的占位文字：粘贴它的代码单元格在上面还是在下面（按代码里的 glue("名字", …) 找）
+const PENDING = { above: "〔运行上面的代码后显示〕", below: "〔运行下面的代码后显示〕" };
+const STYLE = `
+[data-seqlab-glue][data-seqlab-pending] { color: var(--jp-ui-font-color2); font-size: 0.9em; }
+.cite-group[data-seqlab-cite] svg { display: none; }
+.cite-group[data-seqlab-cite] .text-yellow-600 { color: inherit; }
+`;
+
+export function makePlugin({ base, version }) {
+  return {
+    id: "seqlab-lab:plugin",
+    description: "《从序列建模到 Transformer》：glue 的数值、参考文献与练习编号",
+    autoStart: true,
+    requires: [],
+    activate(app) {
+      const style = document.createElement("style");
+      style.textContent = STYLE;
+      document.head.appendChild(style);
+      const state = { citations: null, panels: new Set() };
+      fetch(base + "references.json?v=" + version)
+        .then(r => (r.ok ? r.json() : {}))
+        .catch(() => ({}))
+        .then(data => {
+          state.citations = data;
+          state.panels.forEach(p => p.schedule());
+        });
+      const seen = new WeakSet();
+      const scan = () => {
+        for (const widget of app.shell.widgets("main")) {
+          if (!seen.has(widget) && isNotebookPanel(widget)) {
+            seen.add(widget);
+            watch(widget, state);
+          }
+        }
+      };
+      app.restored.then(scan);
+      app.shell.layoutModified.connect(scan);
+    }
+  };
+}
+
+function isNotebookPanel(widget) {
+  return widget && widget.content && widget.context && Array.isArray(widget.content.widgets)
+    && typeof widget.content.node?.classList?.contains === "function" && widget.content.node.classList.contains("jp-Notebook");
+}
+
+function watch(panel, state) {
+  let timer = 0;
+  const entry = {
+    schedule() {
+      if (!timer) timer = setTimeout(() => { timer = 0; update(panel, state); }, 60);
+    }
+  };
+  // 输出内部的变化（例如实时探索器拖动时 plotly 重画）与本插件无关，不必每次都处理一遍；
+  // 输出的增删（粘贴了新值、清空输出）发生在 .jp-OutputArea 这一层，仍然会处理。
+  const observer = new MutationObserver(records => {
+    const inside = r => (r.target.nodeType === Node.ELEMENT_NODE ? r.target : r.target.parentElement)?.closest(".jp-OutputArea-output");
+    if (!records.every(inside)) entry.schedule();
+  });
+  observer.observe(panel.content.node, { childList: true, subtree: true, characterData: true });
+  state.panels.add(entry);
+  panel.disposed.connect(() => { observer.disconnect(); state.panels.delete(entry); clearTimeout(timer); });
+  // 输出模型的变化（运行了粘贴值的单元格）直接通知，不依赖它在页面上画出什么（只粘贴、不显示的输出什么也不画）
+  const hooked = new WeakSet();
+  const hook = cells => {
+    for (const cell of cells) {
+      if (cell.type === "code" && cell.outputs && !hooked.has(cell)) {
+        hooked.add(cell);
+        cell.outputs.changed.connect(entry.schedule);
+      }
+    }
+  };
+  panel.context.ready.then(() => {
+    const cells = panel.content.model.cells;
+    hook(cells);
+    cells.changed.connect(() => { hook(cells); entry.schedule(); });
+    entry.schedule();
+  });
+}
+
+// 笔记本里粘贴的值：名字 → text/plain（后面的输出覆盖前面的，与重新运行一致）
+function glueValues(notebook) {
+  const values = new Map();
+  for (const cell of notebook.widgets) {
+    const outputs = cell.model.type === "code" ? cell.model.outputs : null;
+    if (!outputs) continue;
+    for (let i = 0; i < outputs.length; i++) {
+      const out = outputs.get(i);
+      const book = out.metadata && out.metadata.scrapbook;
+      if (!book || !book.name) continue;
+      const text = out.data[(book.mime_prefix || "") + "text/plain"];
+      if (text !== undefined) values.set(book.name, Array.isArray(text) ? text.join("") : String(text));
+    }
+  }
+  return values;
+}
+
+// “1.N”：章号取自文件夹 chNN，节号取自文件名开头的两位数字
+function sectionNumber(panel) {
+  const path = panel.context.path;
+  const chapter = (path.match(/ch(\d+)\//) || [])[1];
+  const section = (path.match(/(?:^|\/)(\d+)_[^/]*$/) || [])[1];
+  return chapter && section ? `${Number(chapter)}.${Number(section)}` : null;
+}
+
+function update(panel, state) {
+  const notebook = panel.content;
+  if (!notebook.model) return;
+  const values = glueValues(notebook);
+  // 粘贴每个名字的代码单元格：glue("名字", …)，或循环里的 glue(f"前缀{…}", …)（花括号处可以是任何名字）
+  const gluedAt = new Map(), patterns = [];
+  notebook.widgets.forEach((cell, i) => {
+    if (cell.model.type !== "code") return;
+    for (const [, f, , name] of cell.model.sharedModel.getSource().matchAll(/\bglue\(\s*(f?)(["'])(.*?)\2/g)) {
+      if (f) patterns.push([new RegExp("^" + name.replace(/\{[^}]*\}/g, "\\w+") + "$"), i]);
+      else if (!gluedAt.has(name)) gluedAt.set(name, i);
+    }
+  });
+  const where = name => (gluedAt.has(name) ? gluedAt.get(name) : patterns.find(([re]) => re.test(name))?.[1]);
+  const ctx = { section: sectionNumber(panel), ordinal: 0, last: null, numbers: new Map() };
+  for (const [index, cell] of notebook.widgets.entries()) {
+    if (cell.model.type !== "markdown") continue;
+    const root = cell.node.querySelector(".jp-MarkdownOutput .myst, .jp-RenderedMarkdown .myst, .myst");
+    const source = cell.model.sharedModel.getSource();
+    countExercises(source, ctx);
+    if (!root || !cell.rendered) continue;
+    fillGlue(root, source, values, name => (where(name) > index ? PENDING.below : PENDING.above));
+    if (state.citations) fillCitations(root, state.citations);
+    fillExercises(root, ctx, /\{solution-end\}/.test(source));
+    fillExerciseRefs(root, ctx);
+  }
+}
+
+function setText(node, text) {
+  if (node.nodeValue !== text) node.nodeValue = text;
+}
+
+// ---------- glue ----------
+
+function glueKeys(source) {
+  return [...source.matchAll(/\{glue(?::text)?\}`([^`]+)`/g)].map(m => m[1]);
+}
+
+function fillGlue(root, source, values, pending) {
+  const keys = new Set(glueKeys(source));
+  if (!keys.size) return;
+  for (const span of root.querySelectorAll("span:not([class])")) {
+    const node = span.firstChild;
+    if (span.childNodes.length !== 1 || node.nodeType !== Node.TEXT_NODE) continue;
+    let key = null;
+    if (keys.has(node.nodeValue)) key = node.nodeValue;  // jupyterlab-myst 刚画出的原样键名
+    else if (span.dataset.seqlabGlue && node.nodeValue === span.dataset.seqlabShown) key = span.dataset.seqlabGlue;
+    if (key === null) continue;
+    const i = key.lastIndexOf(":");
+    const [name, spec] = i < 0 ? [key, ""] : [key.slice(0, i), key.slice(i + 1)];
+    let text = null;
+    if (values.has(name)) {
+      try { text = glueText(values.get(name), spec); } catch (e) { text = values.get(name); }
+    }
+    span.dataset.seqlabGlue = key;
+    if (text === null) span.dataset.seqlabPending = "";
+    else delete span.dataset.seqlabPending;
+    span.title = text === null ? `运行粘贴 ${name} 的代码单元格后，这里显示它的值` : "";
+    if (!span.title) span.removeAttribute("title");
+    span.dataset.seqlabShown = text === null ? pending(name) : text;
+    setText(node, span.dataset.seqlabShown);
+  }
+}
+
+// ---------- 参考文献 ----------
+
+function fillCitations(root, citations) {
+  for (const group of root.querySelectorAll(".cite-group")) {
+    const narrative = group.classList.contains("narrative");
+    const items = [...group.querySelectorAll(":scope > span")];
+    items.forEach((item, i) => {
+      const text = [...item.childNodes].find(n => n.nodeType === Node.TEXT_NODE);
+      if (!text) return;
+      const key = item.dataset.seqlabKey || text.nodeValue.trim();
+      const ref = citations[key];
+      if (!ref) return;
+      item.dataset.seqlabKey = key;
+      // 几条文献之间：括号里用分号，正文里用顿号（jupyterlab-myst 不在它们之间放任何文字）
+      let shown = narrative ? `${ref.author}（${ref.year}）` : `${ref.author}，${ref.year}`;
+      if (i < items.length - 1) shown += narrative ? "、" : "；";
+      if (!narrative && i === 0) shown = "（" + shown;
+      if (!narrative && i === items.length - 1) shown += "）";
+      setText(text, shown);
+      if (ref.title && item.title !== ref.title) item.title = ref.title;
+    });
+    group.dataset.seqlabCite = "";
+  }
+}
+
+// ---------- 练习 ----------
+
+// 按源码数出每道练习的序号（标签不是 ex-章-节-序号 时用它）
+function countExercises(source, ctx) {
+  for (const m of source.matchAll(/^`{3,}\{exercise(?:-start)?\}.*\n(?::\w+:.*\n)*?:label:\s*(\S+)/gm)) {
+    ctx.ordinal += 1;
+    if (!ctx.numbers.has(m[1])) ctx.numbers.set(m[1], ctx.ordinal);
+  }
+}
+
+function exerciseNumber(label, ctx) {
+  const m = /^ex-(\d+)-(\d+)-(\d+)$/.exec(label || "");
+  if (m) return `${m[1]}.${m[2]}.${m[3]}`;
+  const k = ctx.numbers.get(label);
+  return ctx.section && k ? `${ctx.section}.${k}` : "";
+}
+
+function fillExercises(root, ctx, solutionEnd) {
+  for (const title of root.querySelectorAll(".myst-exercise-title")) {
+    const box = title.closest(".myst-exercise");
+    const link = title.querySelector("a[href^='#']");
+    const label = link ? link.getAttribute("href").slice(1) : null;
+    const solution = box.tagName === "DETAILS" || /Solution/.test(title.textContent);
+    if (label && !solution) ctx.last = label;
+    const number = exerciseNumber(label || ctx.last, ctx);
+    const name = number ? `练习 ${number}` : "练习";
+    if (solution && link) {
+      // “Start of Solution to <a>Exercise 2</a>” → “练习 1.1.2 的参考答案”（React 把每段英文画成单独的文字节点）
+      for (const n of title.childNodes) if (n.nodeType === Node.TEXT_NODE) setText(n, "");
+      replaceText(link, name);
+      if (!title.querySelector("[data-seqlab-suffix]")) {
+        const suffix = document.createElement("span");
+        suffix.dataset.seqlabSuffix = "";
+        suffix.textContent = " 的参考答案";
+        title.appendChild(suffix);
+      }
+    } else if (link) {
+      // “Start of Exercise 2” / “Exercise 5” → “练习 1.1.2”，后面的“ (标题)”与网站一样保留
+      replaceText(link, name);
+      link.title = `链接到${name}`;
+      link.setAttribute("aria-label", link.title);
+    } else {
+      // “End of Exercise”；答案的结尾 jupyterlab-myst 画成一个标题为空的框
+      if (solutionEnd && !title.textContent.trim() && !title.querySelector("[data-seqlab-end]")) {
+        const span = document.createElement("span");
+        span.dataset.seqlabEnd = "";
+        span.textContent = "参考答案完";
+        title.appendChild(span);
+      }
+      const end = title.querySelector("span") || title;
+      if (!/End of/.test(end.textContent) && end.dataset.seqlabEnd === undefined) continue;
+      end.dataset.seqlabEnd = "";
+      replaceText(end, solution || /Solution|参考答案/.test(end.textContent) ? `${name} 的参考答案完` : `${name} 完`);
+    }
+  }
+}
+
+// 正文里指向练习的 {ref}`ex-1-N-k`：jupyterlab-myst 写成“Exercise k”，这里写成“练习 1.N.k”
+// （前面已经写了“练习”二字时只写编号）
+function fillExerciseRefs(root, ctx) {
+  for (const link of root.querySelectorAll("a[href^='#']")) {
+    if (link.closest(".myst-exercise-title")) continue;
+    if (link.dataset.seqlabRef === undefined && !/^\s*Exercise\s*\d+\s*$/.test(link.textContent)) continue;
+    const number = exerciseNumber(link.getAttribute("href").slice(1), ctx);
+    if (!number) continue;
+    link.dataset.seqlabRef = "";
+    const before = textNodes(root).filter(n => n.compareDocumentPosition(link) & Node.DOCUMENT_POSITION_FOLLOWING && !link.contains(n)).at(-1);
+    replaceText(link, before && /练习\s*$/.test(before.nodeValue) ? number : `练习 ${number}`);
+  }
+}
+
+// 元素里第一个文字节点写成 text，其余文字节点清空
+function replaceText(el, text) {
+  const nodes = textNodes(el);
+  if (!nodes.length) return void el.appendChild(document.createTextNode(text));
+  nodes.forEach((n, i) => setText(n, i === 0 ? text : ""));
+}
+
+function textNodes(el) {
+  const out = [];
+  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) out.push(walker.currentNode);
+  return out;
+}
