@@ -14,7 +14,7 @@
 
 用法：``python tools/bench.py [--skip-notebooks] [--skip-explorers] [--skip-recipes] [--recipes 名字 …]
 [--rounds N] [--strict]``；``--recipes`` 只重训列出的配方；``--strict`` 时超出预算返回 1。
-SEQLAB_SITE 指定要测的网站（默认 ``_build/html``）。
+``make bench BENCH_ARGS="--skip-recipes"`` 把参数传给本脚本。SEQLAB_SITE 指定要测的网站（默认 ``_build/html``）。
 """
 
 from __future__ import annotations
@@ -165,10 +165,14 @@ def run_recipe(name: str) -> RecipeRun:
     return run
 
 
-def bench_recipes(names: list[str] | None = None, run=run_recipe) -> list[RecipeRun]:
-    """依次运行 ``names``（默认：全部登记的配方，按名字排序）；一次只跑一个，免得互相抢 CPU。"""
+def bench_recipes(names: list[str] | None = None, run=None) -> list[RecipeRun]:
+    """依次运行 ``names``（默认：全部登记的配方，按名字排序）；一次只跑一个，免得互相抢 CPU。
+
+    ``run(name) -> RecipeRun`` 默认是 :func:`run_recipe`（测试换成不训练的替身）。
+    """
     from seqlab import train
 
+    run = run or run_recipe
     train._load_model_modules()
     unknown = sorted(set(names or ()) - set(train.RECIPES))
     if unknown:
