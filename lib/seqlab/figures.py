@@ -321,7 +321,7 @@ def clipping_curves(unclipped: Sequence[float], clipped: Sequence[float], *, tau
         height=400,
         showlegend=False,
         margin=dict(t=90),
-        meta=dict(alt=(title or "梯度裁剪实验的损失曲线") + "：左图不裁剪，右图裁剪，点线是两次共同的起点"
-                  + ("，左图的竖线标出损失溢出的那一步" if blown is not None else "")),
+        meta=dict(alt=(title or "梯度裁剪实验的损失曲线") + f"：两幅子图，一幅不裁剪，一幅裁剪到 τ = {tau:g}；点线是两次共同的起点"
+                  + ("；竖线标出不裁剪的那次损失溢出的那一步" if blown is not None else "")),
     )
     return fig
