@@ -179,8 +179,9 @@ def bench_recipes(names: list[str] | None = None, run=None) -> list[RecipeRun]:
         raise SystemExit(f"未知的配方：{unknown}；可选：{sorted(train.RECIPES)}")
     rows = []
     for name in names or sorted(train.RECIPES):
-        print(f"  重训 {name} ……", file=sys.stderr, flush=True)
+        print(f"  重训 {name} ……", end="", file=sys.stderr, flush=True)
         rows.append(run(name))
+        print(f" CPU {rows[-1].cpu_s:.1f} s" if not rows[-1].error else " 出错", file=sys.stderr, flush=True)
     return rows
 
 
