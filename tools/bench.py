@@ -123,6 +123,7 @@ class RecipeRun:
     wall_s: float = math.nan
     startup_s: float = math.nan  # 启动 Python、导入 seqlab 与 torch 的 CPU 时间（不计入预算）
     size_bytes: int = 0  # 写出的 <name>.safetensors + <name>.json
+    recorded_cpu_s: float = math.nan  # 随书检查点训练时记下的 meta["cpu_seconds"]（没有就是 nan）
     drift: dict[str, float] = field(default_factory=dict)  # 指标 → |重训 − 随书| / 容差
     error: str = ""
 
@@ -160,6 +161,7 @@ def run_recipe(name: str) -> RecipeRun:
         run.size_bytes = sum(f.stat().st_size for f in files)
         fresh = json.loads(files[1].read_text(encoding="utf-8"))["meta"]
     committed = train.load(name).meta
+    run.recorded_cpu_s = float(committed.get("cpu_seconds", math.nan))
     for metric, tol in train.TOLERANCES[name].items():
         run.drift[metric] = abs(fresh[metric] - committed[metric]) / tol
     return run
@@ -190,13 +192,17 @@ def print_recipes(rows: list[RecipeRun]) -> bool:
     print(f"== 训练配方（预算：配方本身的 CPU 时间 ≤ {RECIPE_CPU_BUDGET_S:.0f} s，"
           f"检查点 ≤ {CHECKPOINT_BUDGET_BYTES / 2**20:.0f} MB）==")
     print("（每个配方在一个新进程里运行，与 python -m seqlab.train 相同；CPU：time.process_time，整个进程所有线程，"
-          "不含启动与导入；KB：权重 + 记录；复现：声明了容差的指标与随书检查点之差都在容差内）")
-    w = (22, 8, 8, 8, 6, 6, 6)
-    print(_row(("配方", "CPU s", "墙钟 s", "KB", "CPU", "大小", "复现"), w))
+          "不含启动与导入；记录 s：随书检查点训练时记下的 CPU 时间（meta.cpu_seconds，有的只算训练循环）；"
+          "KB：权重 + 记录；复现：声明了容差的指标与随书检查点之差都在容差内）")
+    print(f"（开始时的负载：最近 1 分钟平均 {os.getloadavg()[0]:.1f} 个可运行的进程。机器很忙时各进程争用缓存和内存带宽，"
+          "同样的计算，CPU 时间也会变长）")
+    w = (22, 8, 8, 8, 8, 6, 6, 6)
+    print(_row(("配方", "CPU s", "墙钟 s", "记录 s", "KB", "CPU", "大小", "复现"), w))
     ok = True
     for r in rows:
         ok &= r.cpu_ok and r.size_ok
-        print(_row((r.name, f"{r.cpu_s:.1f}", f"{r.wall_s:.1f}", f"{r.size_bytes / 1024:.0f}", _mark(r.cpu_ok),
+        recorded = "—" if math.isnan(r.recorded_cpu_s) else f"{r.recorded_cpu_s:.1f}"
+        print(_row((r.name, f"{r.cpu_s:.1f}", f"{r.wall_s:.1f}", recorded, f"{r.size_bytes / 1024:.0f}", _mark(r.cpu_ok),
                     _mark(r.size_ok), _mark(r.reproduces)), w))
         if r.error:
             print(f"    {r.name} 运行出错：{r.error}")
@@ -207,7 +213,8 @@ def print_recipes(rows: list[RecipeRun]) -> bool:
     if measured:
         total = sum(r.cpu_s for r in measured)
         startup = statistics.median(r.startup_s for r in measured)
-        print(f"合计 CPU {total:.0f} s；每个进程启动与导入另需约 {startup:.1f} s CPU（不计入预算）。")
+        print(f"合计 CPU {total:.0f} s；每个进程启动与导入另需约 {startup:.1f} s CPU（不计入预算）。"
+              f"结束时的负载：{os.getloadavg()[0]:.1f}。")
     return ok
 
 
