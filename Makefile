@@ -98,7 +98,7 @@ serve:
 	@echo "在浏览器中打开 http://127.0.0.1:$(PORT)/ （Ctrl+C 停止）"
 	$(BIN)/python -m http.server $(PORT) --bind 127.0.0.1 --directory $(HTML)
 
-bench: $(STAMP) $(NODE)
+bench: $(STAMP) $(NODE) $(LABEXT)
 	$(BIN)/python tools/bench.py $(BENCH_ARGS)
 	$(BIN)/pytest -q tests/test_lab.py -k run_all
 	$(BIN)/python tools/lab_latency.py
