@@ -22,7 +22,7 @@ help:
 	@echo "make lab    在 JupyterLab 中打开本书的笔记本"
 	@echo "make serve  在 http://127.0.0.1:$(PORT) 上提供已构建的网站"
 	@echo "make test-stress  同样的测试，只用一个核、以及在每个核都被占满时各跑一遍"
-	@echo "make bench  计时：每个笔记本、每个实时探索器的更新、每个页面的大小"
+	@echo "make bench  计时：每个笔记本、每个实时探索器的更新、每个训练配方的 CPU 时间、每个页面的大小"
 	@echo "make student 生成学生版笔记本（不含答案）到 _build/student"
 	@echo "make assignments  生成 otter-grader 的作业到 _build/assignments"
 	@echo "make grade SUBMISSIONS=文件夹  批量评分，写出成绩单与每个学生的反馈"
@@ -75,7 +75,7 @@ test-notebooks: $(STAMP)
 	$(BIN)/pytest -n $(JOBS) --dist loadscope --nbval-lax --nbval-current-env chapters
 	$(BIN)/python tools/student.py
 	SEQLAB_STRICT_CHECKS=0 $(BIN)/pytest -n $(JOBS) --dist loadscope --nbval-lax --nbval-current-env _build/student/notebooks
-	SEQLAB_STRICT_CHECKS=0 $(BIN)/pytest -n $(JOBS) -m slow tests/test_exercises.py tests/test_checkpoints.py
+	SEQLAB_STRICT_CHECKS=0 $(BIN)/pytest -n $(JOBS) -m slow tests/test_exercises.py tests/test_checkpoints.py tests/test_bench.py
 
 # 压力测试：同样的库测试与笔记本，(a) 只给一个核，(b) 另有进程把每个核都占满。两者都必须通过。
 test-stress: $(STAMP)
@@ -99,7 +99,7 @@ serve:
 	$(BIN)/python -m http.server $(PORT) --bind 127.0.0.1 --directory $(HTML)
 
 bench: $(STAMP) $(NODE) $(LABEXT)
-	$(BIN)/python tools/bench.py
+	$(BIN)/python tools/bench.py $(BENCH_ARGS)
 	$(BIN)/pytest -q tests/test_lab.py -k run_all
 	$(BIN)/python tools/lab_latency.py
 

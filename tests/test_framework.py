@@ -45,6 +45,23 @@ def test_attention_heatmap_keeps_duplicate_tokens_apart():
         figures.attention_heatmap([[1.0]], ["a", "b"], ["c"])
 
 
+def test_clipping_curves_puts_the_two_runs_side_by_side_and_marks_the_overflow():
+    plain = [1.3, 1.0, 10.0, 1e20, math.inf]
+    clipped = [1.3, 0.5, 0.1, 0.01]
+    fig = figures.clipping_curves(plain, clipped, tau=1.0, title="裁剪")
+    left, right = fig.data
+    assert (left.xaxis, right.xaxis) == ("x", "x2")
+    assert fig.layout.xaxis.domain[1] < fig.layout.xaxis2.domain[0], "两个子图应当左右并排"
+    assert fig.layout.yaxis.type == fig.layout.yaxis2.type == "log"
+    assert list(left.x) == [1, 2, 3, 4, 5] and left.y[-1] is None and list(right.y) == clipped
+    marks = [s for s in fig.layout.shapes if s.x0 == s.x1 == 5 and s.xref == "x"]
+    assert len(marks) == 1, "不裁剪的那次溢出的第 5 步应当画一条竖线"
+    assert any("第 5 步" in a.text and "inf" in a.text for a in fig.layout.annotations)
+    assert not fig.layout.showlegend and [a.text for a in fig.layout.annotations[:2]] == ["不裁剪", "裁剪到 τ = 1"]
+    calm = figures.clipping_curves([1.0, 0.5], [1.0, 0.4])  # 没有溢出：不画竖线
+    assert not [s for s in calm.layout.shapes if s.x0 == s.x1]
+
+
 def test_memory_guard_refuses_with_the_estimate():
     assert guard_memory("小矩阵", 1024, budget_bytes=2048) == 1024
     with pytest.raises(MemoryBudgetError) as err:

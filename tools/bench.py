@@ -3,22 +3,32 @@
 1. 逐个执行 chapters/ 下的笔记本，报告墙钟时间（预算：每个 ≤ 30 s）；
 2. 对注册表里的每个探索器，反复用它的 ``examples`` 驱动实时面，报告单次更新的中位数与 p95
    （预算：中位数 ≤ 50 ms）；
-3. 列出已构建网站每个页面自身的 HTML 大小（预算：≤ 1.5 MB）和共享的静态资源；
-4. 在无头 Chromium 里、冷缓存、模拟 4G（9 Mbit/s、40 ms）的手机上打开每个章节页面，报告首次内容绘制
+3. 逐个运行 ``seqlab.train`` 登记的每个训练配方，每个在一个新的 Python 进程里（与
+   ``tests/test_checkpoints.py`` 重训检查点的方式相同，检查点写进临时目录，随书附带的检查点不动），报告
+   配方本身占用的进程 CPU 时间（预算：每个 ≤ 60 s）、墙钟时间、写出的检查点大小（权重 + 记录，预算 ≤ 2 MB），
+   并对照随书检查点核对声明了容差的指标（``train.TOLERANCES``）；
+4. 列出已构建网站每个页面自身的 HTML 大小（预算：≤ 1.5 MB）和共享的静态资源；
+5. 在无头 Chromium 里、冷缓存、模拟 4G（9 Mbit/s、40 ms）的手机上打开每个章节页面，报告首次内容绘制
    （预算 ≤ 2.5 s）和这一页连同它加载的全部文件的字节数（预算 ≤ 3 MB，不压缩），以及 390 px 与 1280 px
    宽时图中文字重叠或被裁掉的个数（应为 0）。
 
-用法：``python tools/bench.py [--skip-notebooks] [--skip-explorers] [--rounds N] [--strict]``；
-``--strict`` 时超出预算返回 1。SEQLAB_SITE 指定要测的网站（默认 ``_build/html``）。
+用法：``python tools/bench.py [--skip-notebooks] [--skip-explorers] [--skip-recipes] [--recipes 名字 …]
+[--rounds N] [--strict]``；``--recipes`` 只重训列出的配方；``--strict`` 时超出预算返回 1。
+``make bench BENCH_ARGS="--skip-recipes"`` 把参数传给本脚本。SEQLAB_SITE 指定要测的网站（默认 ``_build/html``）。
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,6 +37,13 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 NOTEBOOK_BUDGET_S = 30.0
 UPDATE_BUDGET_MS = 50.0
+RECIPE_CPU_BUDGET_S = 60.0
+CHECKPOINT_BUDGET_BYTES = 2 * 2**20  # 与 tests/test_checkpoints.py 的上限相同
+RECIPE_TIMEOUT_S = 900
+
+
+def _mark(good: bool) -> str:
+    return "✓" if good else "✗"
 
 
 def _row(cells, widths):
@@ -83,6 +100,124 @@ def bench_explorers(rounds: int) -> list[tuple[str, float, float, float, int, bo
     return rows
 
 
+# 在新进程里运行一个配方：检查点写进临时目录；计时只包住配方函数本身，不含启动 Python 和导入 torch。
+# time.process_time() 是整个进程（所有线程）占用的 CPU 时间，机器繁忙时不像墙钟那样被排队时间拉长。
+_RECIPE_CHILD = """\
+import json, sys, time
+from pathlib import Path
+from seqlab import train
+train.CHECKPOINT_DIR = Path(sys.argv[2])
+train._load_model_modules()
+startup = time.process_time()
+cpu, wall = time.process_time(), time.perf_counter()
+train.RECIPES[sys.argv[1]]()
+cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+print(json.dumps({"cpu": cpu, "wall": wall, "startup": startup}))
+"""
+
+
+@dataclass
+class RecipeRun:
+    name: str
+    cpu_s: float = math.nan  # 配方本身的进程 CPU 时间
+    wall_s: float = math.nan
+    startup_s: float = math.nan  # 启动 Python、导入 seqlab 与 torch 的 CPU 时间（不计入预算）
+    size_bytes: int = 0  # 写出的 <name>.safetensors + <name>.json
+    recorded_cpu_s: float = math.nan  # 随书检查点训练时记下的 meta["cpu_seconds"]（没有就是 nan）
+    drift: dict[str, float] = field(default_factory=dict)  # 指标 → |重训 − 随书| / 容差
+    error: str = ""
+
+    @property
+    def cpu_ok(self) -> bool:
+        return not self.error and self.cpu_s <= RECIPE_CPU_BUDGET_S
+
+    @property
+    def size_ok(self) -> bool:
+        return not self.error and 0 < self.size_bytes <= CHECKPOINT_BUDGET_BYTES
+
+    @property
+    def reproduces(self) -> bool:
+        return not self.error and all(d <= 1 for d in self.drift.values())
+
+
+def run_recipe(name: str) -> RecipeRun:
+    """在一个新的 Python 进程里运行配方 ``name``，量它的 CPU 时间、墙钟时间和检查点大小。"""
+    from seqlab import train
+
+    run = RecipeRun(name)
+    with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as out:
+        try:
+            done = subprocess.run([sys.executable, "-c", _RECIPE_CHILD, name, out], capture_output=True, text=True,
+                                  timeout=RECIPE_TIMEOUT_S, cwd=ROOT)
+        except subprocess.TimeoutExpired:
+            run.error = f"超过 {RECIPE_TIMEOUT_S} s 仍未结束"
+            return run
+        if done.returncode != 0:
+            run.error = (done.stderr.strip().splitlines() or [f"退出码 {done.returncode}"])[-1][:200]
+            return run
+        times = json.loads(done.stdout.strip().splitlines()[-1])
+        run.cpu_s, run.wall_s, run.startup_s = times["cpu"], times["wall"], times["startup"]
+        files = [Path(out) / f"{name}.safetensors", Path(out) / f"{name}.json"]
+        run.size_bytes = sum(f.stat().st_size for f in files)
+        fresh = json.loads(files[1].read_text(encoding="utf-8"))["meta"]
+    committed = train.load(name).meta
+    run.recorded_cpu_s = float(committed.get("cpu_seconds", math.nan))
+    for metric, tol in train.TOLERANCES[name].items():
+        run.drift[metric] = abs(fresh[metric] - committed[metric]) / tol
+    return run
+
+
+def bench_recipes(names: list[str] | None = None, run=None) -> list[RecipeRun]:
+    """依次运行 ``names``（默认：全部登记的配方，按名字排序）；一次只跑一个，免得互相抢 CPU。
+
+    ``run(name) -> RecipeRun`` 默认是 :func:`run_recipe`（测试换成不训练的替身）。
+    """
+    from seqlab import train
+
+    run = run or run_recipe
+    train._load_model_modules()
+    unknown = sorted(set(names or ()) - set(train.RECIPES))
+    if unknown:
+        raise SystemExit(f"未知的配方：{unknown}；可选：{sorted(train.RECIPES)}")
+    rows = []
+    for name in names or sorted(train.RECIPES):
+        print(f"  重训 {name} ……", end="", file=sys.stderr, flush=True)
+        rows.append(run(name))
+        print(f" CPU {rows[-1].cpu_s:.1f} s" if not rows[-1].error else " 出错", file=sys.stderr, flush=True)
+    return rows
+
+
+def print_recipes(rows: list[RecipeRun]) -> bool:
+    """打印配方表；返回是否全部在预算内（CPU 时间与检查点大小；指标复现另起一行说明，不算预算）。"""
+    print(f"== 训练配方（预算：配方本身的 CPU 时间 ≤ {RECIPE_CPU_BUDGET_S:.0f} s，"
+          f"检查点 ≤ {CHECKPOINT_BUDGET_BYTES / 2**20:.0f} MB）==")
+    print("（每个配方在一个新进程里运行，与 python -m seqlab.train 相同；CPU：time.process_time，整个进程所有线程，"
+          "不含启动与导入；记录 s：随书检查点训练时记下的 CPU 时间（meta.cpu_seconds，有的只算训练循环）；"
+          "KB：权重 + 记录；复现：声明了容差的指标与随书检查点之差都在容差内）")
+    print(f"（开始时的负载：最近 1 分钟平均 {os.getloadavg()[0]:.1f} 个可运行的进程。机器很忙时各进程争用缓存和内存带宽，"
+          "同样的计算，CPU 时间也会变长）")
+    w = (22, 8, 8, 8, 8, 6, 6, 6)
+    print(_row(("配方", "CPU s", "墙钟 s", "记录 s", "KB", "CPU", "大小", "复现"), w))
+    ok = True
+    for r in rows:
+        ok &= r.cpu_ok and r.size_ok
+        recorded = "—" if math.isnan(r.recorded_cpu_s) else f"{r.recorded_cpu_s:.1f}"
+        print(_row((r.name, f"{r.cpu_s:.1f}", f"{r.wall_s:.1f}", recorded, f"{r.size_bytes / 1024:.0f}", _mark(r.cpu_ok),
+                    _mark(r.size_ok), _mark(r.reproduces)), w))
+        if r.error:
+            print(f"    {r.name} 运行出错：{r.error}")
+        elif not r.reproduces:
+            worst = ", ".join(f"{m} 差 {d:.1f} 倍容差" for m, d in r.drift.items() if d > 1)
+            print(f"    {r.name} 的指标与随书检查点不符：{worst}（python -m seqlab.train {r.name} 重新生成）")
+    measured = [r for r in rows if not r.error]
+    if measured:
+        total = sum(r.cpu_s for r in measured)
+        startup = statistics.median(r.startup_s for r in measured)
+        print(f"合计 CPU {total:.0f} s；每个进程启动与导入另需约 {startup:.1f} s CPU（不计入预算）。"
+              f"结束时的负载：{os.getloadavg()[0]:.1f}。")
+    return ok
+
+
 def bench_site():
     from sitecheck import HTML, PAGE_BUDGET_BYTES, pages
 
@@ -133,11 +268,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-notebooks", action="store_true")
     parser.add_argument("--skip-explorers", action="store_true")
+    parser.add_argument("--skip-recipes", action="store_true", help="不重训配方（全部重训要几分钟）")
+    parser.add_argument("--recipes", nargs="+", metavar="名字", help="只重训这些配方（默认全部）")
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--strict", action="store_true")
     args = parser.parse_args(argv)
     ok = True
-    print(f"机器：{os.cpu_count()} 个 CPU 核；时间为墙钟时间，机器繁忙时会偏大。\n")
+    print(f"机器：{os.cpu_count()} 个 CPU 核；除训练配方的 CPU 时间外，时间都是墙钟时间，机器繁忙时会偏大。\n")
 
     if not args.skip_notebooks:
         print("== 笔记本执行时间（预算 ≤ 30 s）==")
@@ -156,6 +293,10 @@ def main(argv=None) -> int:
         for name, cold, median, p95, n, good in bench_explorers(args.rounds):
             ok &= good
             print(_row((name, f"{cold:.1f}", f"{median:.1f}", f"{p95:.1f}", n, "✓" if good else "✗"), w))
+        print()
+
+    if not args.skip_recipes:
+        ok &= print_recipes(bench_recipes(args.recipes))
         print()
 
     page_rows, shared = bench_site()
