@@ -6,10 +6,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from seqlab import attention, train
+from seqlab import attention, measure, train
 from seqlab.corpus import winograd
 from seqlab.errors import InputError, MemoryBudgetError
-from seqlab.train import CHECKPOINT_DIR
+from seqlab.train import CHECKPOINT_DIR, pronoun
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -77,17 +77,17 @@ def test_memory_guard_refuses_with_the_estimate_in_chinese():
     with pytest.raises(InputError):
         attention.score_bytes(8, dtype="int3")
     with pytest.raises(MemoryBudgetError):
-        attention.measure_scaling((1_000_000,))
+        measure.measure_scaling((1_000_000,))
 
 
 def test_loglog_slope_recovers_powers():
     xs = [16, 32, 64, 128]
-    assert math.isclose(attention.loglog_slope(xs, [3 * x**2 for x in xs]), 2.0)
-    assert math.isclose(attention.loglog_slope(xs, [0.5 * x for x in xs]), 1.0)
+    assert math.isclose(measure.loglog_slope(xs, [3 * x**2 for x in xs]), 2.0)
+    assert math.isclose(measure.loglog_slope(xs, [0.5 * x for x in xs]), 1.0)
 
 
 def test_measured_scaling_attention_quadratic_rnn_linear_in_memory():
-    result = attention.measure_scaling((256, 512, 1024), d_model=32, repeats=2)
+    result = measure.measure_scaling((256, 512, 1024), d_model=32, repeats=2)
     slopes = result.slopes()
     assert 1.7 < slopes["attention_memory"] < 2.1
     assert 0.9 < slopes["rnn_memory"] < 1.1
@@ -125,17 +125,17 @@ def test_winograd_templates_and_splits():
 
 
 def test_checkpoint_resolves_it_on_fresh_sentences_with_heldout_nouns():
-    ckpt = train.load(attention.WINOGRAD_CHECKPOINT)
+    ckpt = train.load(pronoun.WINOGRAD_CHECKPOINT)
     model, vocab, meta = ckpt.model, ckpt.config["vocab"], ckpt.meta
     assert (CHECKPOINT_DIR / "winograd_attention.safetensors").stat().st_size <= 2 * 2**20
     fresh = winograd.sample(500, split="heldout", seed=12345)
-    assert attention.resolver_accuracy(model, fresh, vocab) >= 0.9
-    assert attention.resolver_accuracy(model, winograd.sample(500, split="train", seed=54321), vocab) >= 0.97
+    assert pronoun.resolver_accuracy(model, fresh, vocab) >= 0.9
+    assert pronoun.resolver_accuracy(model, winograd.sample(500, split="train", seed=54321), vocab) >= 0.97
     assert meta["heldout_accuracy"] >= 0.9
 
 
 def test_it_row_flips_between_x_and_y():
-    ckpt = train.load(attention.WINOGRAD_CHECKPOINT)
+    ckpt = train.load(pronoun.WINOGRAD_CHECKPOINT)
     model, vocab = ckpt.model, ckpt.config["vocab"]
     examples = [winograd.make_example("放不进", "奖杯", "箱子", w) for w in ("大", "小")]
     batch = attention.encode_examples(examples, vocab)
@@ -162,24 +162,27 @@ def test_score_matrix_static_face_refuses_past_the_budget_and_stays_small():
     assert "$" not in fig.to_json()
 
 
-def test_best_seconds_uses_thread_cpu_time_by_default_and_returns_the_fastest_run():
-    import inspect
+def test_peak_memory_counts_what_is_alive_at_the_same_time():
+    """峰值内存读的是分析器公开导出的跟踪：两块 4 MB 同时活着，峰值是 8 MB；一块释放了再分配另一块，只有 4 MB。"""
 
-    from seqlab.runtime import cpu_clock
+    def together():
+        a = torch.empty(1_000_000)
+        b = torch.empty(1_000_000)
+        return a, b
 
-    assert inspect.signature(attention.best_seconds).parameters["clock"].default is cpu_clock
-    assert cpu_clock.__code__.co_names == ("time", "thread_time")  # 本线程的 CPU 时间，不是墙钟
-    ticks = iter([0.0, 5.0, 10.0, 12.0, 20.0, 27.0])  # 假时钟：热身之后的三次分别用了 5、2、7 个单位
-    calls = []
-    fastest = attention.best_seconds(lambda: calls.append(1), repeats=3, clock=lambda: next(ticks))
-    assert fastest == 2.0 and len(calls) == 4  # 热身一次 + 三次计时
+    def one_after_another():
+        torch.empty(1_000_000)
+        torch.empty(1_000_000)
+
+    assert measure.peak_memory_bytes(together) >= 8_000_000
+    assert 4_000_000 <= measure.peak_memory_bytes(one_after_another) < 8_000_000
 
 
 def test_swap_test_counts_every_pair_and_agrees_with_one_sentence_at_a_time():
     torch.manual_seed(0)
     vocab = winograd.vocabulary()
-    model = attention.PronounResolver(len(vocab), **attention.WINOGRAD_CONFIG).eval()  # 未训练的模型也行：只比较两种算法
-    rows = attention.swap_test(model, vocab, "heldout")
+    model = attention.PronounResolver(len(vocab), **pronoun.WINOGRAD_CONFIG).eval()  # 未训练的模型也行：只比较两种算法
+    rows = pronoun.swap_test(model, vocab, "heldout")
     swappable = [t for t in winograd.TEMPLATES if t.pool_a != t.pool_b]
     assert [(r.template, r.word) for r in rows] == [(t.key, w) for t in swappable for w in t.words]
     for r in rows:

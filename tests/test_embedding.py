@@ -15,13 +15,13 @@ from seqlab.embedding import (
     lookup,
     lookup_by_matmul,
     masked_accuracy,
-    measure_lookup,
     nearest_words,
     one_hot,
     onehot_bytes,
     rows_with_grad,
 )
 from seqlab.errors import InputError, MemoryBudgetError
+from seqlab.measure import measure_lookup
 from seqlab.train import CHECKPOINT_DIR, RECIPES
 
 

@@ -148,13 +148,13 @@ def test_live_view_keeps_last_good_figure_and_reports():
 def test_timing_samples_warm_up_once_and_read_the_given_clock_around_each_run():
     """计时本身不断言（机器忙闲会改变读数）；断言的是计时的做法：先热身一次，每次运行前后各读一次时钟，
     默认的时钟是本线程的 CPU 时间。"""
-    from seqlab import runtime
+    from seqlab import measure
 
-    assert runtime.cpu_clock.__code__.co_names == ("time", "thread_time")
-    assert runtime.timing_samples.__defaults__ == (runtime.cpu_clock,)
+    assert measure.cpu_clock.__code__.co_names == ("time", "thread_time")
+    assert measure.timing_samples.__defaults__ == (measure.cpu_clock,)
     ticks = iter([1.0, 1.5, 2.0, 4.0, 10.0, 10.25])
     calls = []
-    samples = runtime.timing_samples(lambda: calls.append(1), 3, clock=lambda: next(ticks))
+    samples = measure.timing_samples(lambda: calls.append(1), 3, clock=lambda: next(ticks))
     assert samples == [0.5, 2.0, 0.25] and len(calls) == 4  # 热身一次 + 三次计时
 
 

@@ -6,7 +6,7 @@ import random
 import pytest
 import torch
 
-from seqlab import corpus, gpt, lm, train
+from seqlab import corpus, gpt, lm, measure, train
 from seqlab import transformer as tf
 from seqlab.errors import InputError
 
@@ -138,7 +138,7 @@ def test_step_costs_match_hand_counts_and_the_cache_formula_matches_real_tensors
     d, d_ff, L, V = c["d_model"], c["d_ff"], c["n_layers"], c["vocab_size"]
     per_token = L * (8 * d * d + 4 * d * d_ff) + 2 * d * V
     P = 6
-    costs = gpt.step_costs(model, P, 5, repeats=1)
+    costs = measure.step_costs(model, P, 5, repeats=1)
     assert costs[0].cache.flops == P * per_token + L * 4 * P * P * d  # Prefill：S 个位置，外加 QKᵀ 与 AV
     for k, cost in enumerate(costs[1:], start=1):
         T = P + k - 1
@@ -148,7 +148,7 @@ def test_step_costs_match_hand_counts_and_the_cache_formula_matches_real_tensors
         assert cost.cache.cache_bytes == (T + 1) * 2 * L * d * 4
         assert cost.seconds_cache > 0 and cost.seconds_recompute > 0  # 用时只显示，不比大小
     for T in (1, 7, 30, 64):
-        assert gpt.cache_tensor_bytes(model, T) == tf.kv_cache_bytes(model, T) == 2 * L * T * d * 4
+        assert measure.cache_tensor_bytes(model, T) == tf.kv_cache_bytes(model, T) == 2 * L * T * d * 4
 
 
 def test_generation_refuses_too_long_a_context(ckpt, vocab):

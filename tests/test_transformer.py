@@ -7,11 +7,12 @@ import pytest
 import torch
 from torch import nn
 
-from seqlab import train
+from seqlab import measure, train
 from seqlab import transformer as tf
 from seqlab.attention import causal_mask
 from seqlab.errors import InputError, MemoryBudgetError
-from seqlab.train import CHECKPOINT_DIR
+from seqlab.rnn import ElmanRNN
+from seqlab.train import CHECKPOINT_DIR, induction
 
 
 def test_sinusoidal_positions_follow_the_formula():
@@ -97,7 +98,7 @@ def test_decoder_refuses_requests_past_the_memory_budget():
     with pytest.raises(MemoryBudgetError):
         tf.generate(model, torch.zeros(1, 1, dtype=torch.long), 100_000)
     with pytest.raises(InputError):
-        tf.measure_prefill_decode(model, 0)
+        measure.measure_prefill_decode(model, 0)
 
 
 def test_induction_checkpoint_is_small_and_accurate_on_fresh_data():
@@ -105,15 +106,15 @@ def test_induction_checkpoint_is_small_and_accurate_on_fresh_data():
     assert path.stat().st_size <= 2 * 2**20
     ckpt = train.load("transformer_induction")
     model, meta = ckpt.model, ckpt.meta
-    fresh = tf.copy_task_batch(400, random.Random(12345))
-    accuracy = tf.copy_accuracy(model, *fresh)
+    fresh = induction.copy_task_batch(400, random.Random(12345))
+    accuracy = induction.copy_accuracy(model, *fresh)
     assert accuracy >= 0.95, accuracy
     # 第二层依赖第一层搬运过来的信息：关掉第一层的注意力，复读就做不成了
-    with tf.attention_knocked_out(model, 0):
-        assert tf.copy_accuracy(model, *fresh) < 0.5
+    with induction.attention_knocked_out(model, 0):
+        assert induction.copy_accuracy(model, *fresh) < 0.5
     with torch.no_grad():
-        _, weights = model(tf.repeat_twice("苹果天雨山"), return_weights=True)
-    scores = tf.head_scores(weights, 5)
+        _, weights = model(induction.repeat_twice("苹果天雨山"), return_weights=True)
+    scores = induction.head_scores(weights, 5)
     assert max(scores[(0, h)]["previous"] for h in range(2)) > 0.4
     assert min(scores[(1, h)]["induction"] for h in range(2)) > 0.8
     assert meta["steps"] > 0
@@ -122,9 +123,9 @@ def test_induction_checkpoint_is_small_and_accurate_on_fresh_data():
 def test_prefill_and_cached_decode_do_the_same_arithmetic_recomputing_does_more():
     torch.manual_seed(4)
     model = tf.TinyDecoder(64, 32, 2, 64, 2).eval()
-    r = tf.measure_prefill_decode(model, 24, repeats=3)
-    assert set(r.seconds) == set(tf.MODES)
-    assert all(len(r.samples[m]) == len(r.wall[m]) == 3 for m in tf.MODES)
+    r = measure.measure_prefill_decode(model, 24, repeats=3)
+    assert set(r.seconds) == set(measure.MODES)
+    assert all(len(r.samples[m]) == len(r.wall[m]) == 3 for m in measure.MODES)
     # 用时只显示、不断言（随机器负载起伏）；断言的是数出来的运算量
     # 带缓存的逐个解码只算下三角的分数，所以比 Prefill 略少；每步重算多出约 S/2 倍
     assert 0.8 * r.flops["prefill"] <= r.flops["decode_cache"] <= r.flops["prefill"]
@@ -136,7 +137,7 @@ def test_decode_step_flops_with_cache_grow_linearly_in_context():
     d, d_ff, L, V = 32, 64, 2, 40
     model = tf.TinyDecoder(V, d, 2, d_ff, L).eval()
     for T in (8, 20):
-        cost = tf.decode_step_cost(model, T, repeats=1)
+        cost = measure.decode_step_cost(model, T, repeats=1)
         want = L * (8 * d * d + 4 * (T + 1) * d + 4 * d * d_ff) + 2 * d * V
         assert cost["flops_cache"] == want
         assert cost["flops_recompute"] > (T + 1) * (want - L * 4 * (T + 1) * d) * 0.99
@@ -147,10 +148,10 @@ def test_measurement_figures_build_and_carry_no_latex():
 
     torch.manual_seed(7)
     model = tf.TinyDecoder(32, 16, 2, 32, 2).eval()
-    results = [tf.measure_prefill_decode(model, S, repeats=2) for S in (4, 8)]
-    timelines = {m: tf.record_timeline(model, 4, m, runs=2) for m in tf.MODES}
-    costs = [tf.decode_step_cost(model, T, repeats=1) for T in (4, 8)]
-    counts = {n: tf.table1_counts(n, 8) for n in (4, 8)}
+    results = [measure.measure_prefill_decode(model, S, repeats=2) for S in (4, 8)]
+    timelines = {m: measure.record_timeline(model, 4, m, runs=2) for m in measure.MODES}
+    costs = [measure.decode_step_cost(model, T, repeats=1) for T in (4, 8)]
+    counts = {n: measure.table1_counts(n, 8) for n in (4, 8)}
     figures = [
         pd.prefill_decode_figure(results),
         pd.timeline_figure(timelines, 4),
@@ -165,21 +166,21 @@ def test_measurement_figures_build_and_carry_no_latex():
 
 def test_timeline_records_every_layer_call():
     model = tf.TinyDecoder(20, 16, 2, 32, 2).eval()
-    prefill = tf.record_timeline(model, 6, "prefill")
+    prefill = measure.record_timeline(model, 6, "prefill")
     assert [(s.layer, s.first, s.last) for s in prefill] == [(0, 0, 5), (1, 0, 5)]
-    cached = tf.record_timeline(model, 6, "decode_cache")
+    cached = measure.record_timeline(model, 6, "decode_cache")
     assert [(s.first, s.last) for s in cached[::2]] == [(t, t) for t in range(6)]
-    recompute = tf.record_timeline(model, 6, "decode_recompute")
+    recompute = measure.record_timeline(model, 6, "decode_recompute")
     assert [(s.first, s.last) for s in recompute[::2]] == [(0, t) for t in range(6)]
     assert all(s.end >= s.start >= 0 for s in prefill + cached + recompute)
     assert all(a.end <= b.start for a, b in zip(cached, cached[1:]))  # 一个接一个，没有重叠
     with pytest.raises(InputError):
-        tf.record_timeline(model, 6, "sideways")
+        measure.record_timeline(model, 6, "sideways")
 
 
 def test_table1_counts_scale_like_the_formulas():
     d = 16
-    small, large = tf.table1_counts(8, d), tf.table1_counts(16, d)
+    small, large = measure.table1_counts(8, d), measure.table1_counts(16, d)
     for n, c in ((8, small), (16, large)):
         # 只数跨位置混合：Q Kᵀ 与 α V 各 2·n·n·d；循环层每步只有 h W_h（2·d·d），x W_x 是逐位置的
         assert c["self_attention"]["flops_mixing"] == 4 * n * n * d
@@ -206,7 +207,7 @@ def test_count_flops_agrees_with_pytorchs_flop_counter():
         model(ids[:, :8], cache)
         return lambda: model(ids[:, 8:], cache)
 
-    rnn = tf.ElmanRNN(16, 16)
+    rnn = ElmanRNN(16, 16)
     runs = {
         "full": lambda: model(ids),
         "rnn": lambda: rnn(torch.randn(2, 7, 16)),
@@ -215,12 +216,12 @@ def test_count_flops_agrees_with_pytorchs_flop_counter():
         with torch.no_grad(), FlopCounterMode(display=False) as theirs:
             run()
         with torch.no_grad():
-            assert tf.count_flops(run) == theirs.get_total_flops(), name
+            assert measure.count_flops(run) == theirs.get_total_flops(), name
     with torch.no_grad():
         step = prefill_then_step()
         with FlopCounterMode(display=False) as theirs:
             step()
-        ours = tf.count_flops(prefill_then_step())
+        ours = measure.count_flops(prefill_then_step())
     assert ours == theirs.get_total_flops()
 
 
@@ -232,15 +233,15 @@ def test_arithmetic_intensity_matches_the_sizes_of_the_model(S):
     # 权重：每层 4 个 d×d 投影 + FFN + 两个 LayerNorm，最后的 LayerNorm 与输出层；每个 float32 4 字节
     weights = 4 * (L * (4 * (d * d + d) + 2 * d * d_ff + d_ff + d + 4 * d) + 2 * d + d * V + V)
     kv = 2 * L * d * 4  # 每个位置：K 与 V × 层数 × d × 4 字节
-    prefill = tf.arithmetic_intensity(model, S, "prefill")
+    prefill = measure.arithmetic_intensity(model, S, "prefill")
     assert prefill.flops == S * per_token + L * 4 * S * S * d
     assert prefill.weight_bytes == weights + S * d * 4 and prefill.cache_bytes == S * kv
-    decode = tf.arithmetic_intensity(model, S, "decode")
+    decode = measure.arithmetic_intensity(model, S, "decode")
     assert decode.flops == per_token + L * 4 * (S + 1) * d
     assert decode.weight_bytes == weights + d * 4 and decode.cache_bytes == (S + 1) * kv
     assert decode.flops_per_byte < 1 < prefill.flops_per_byte
     with pytest.raises(InputError):
-        tf.arithmetic_intensity(model, S, "sideways")
+        measure.arithmetic_intensity(model, S, "sideways")
 
 
 @pytest.mark.parametrize("norm_first", [False, True])

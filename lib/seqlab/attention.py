@@ -5,29 +5,26 @@
 * ``scaled_dot_product_attention`` 与 ``causal_mask``：公式的逐步实现（第 1.6 节的多头注意力也建立在它们之上）；
 * ``SelfAttention``：由同一个 ``X`` 得到 ``Q = X W_Q``、``K = X W_K``、``V = X W_V`` 的单头自注意力；
 * 代价模型：query–key 配对数 ``S²`` / ``S(S+1)/2``，以及分数矩阵在 batch × heads × layers × dtype 下的内存；
-* 实测：注意力与 RNN 的用时、峰值内存随 ``S`` 的变化，以及对数—对数坐标下拟合的斜率；
 * 路径长度：第 1 个位置的信息到达第 ``S`` 个位置，RNN 要经过 ``S-1`` 次传递，自注意力只要 1 层；
-* 「它」指代的玩具模型 ``PronounResolver`` 及其训练配方 ``winograd_attention``。
+* 「它」指代的玩具模型 ``PronounResolver``、它的输入编码与读出（``referent_mass``）。
 
-只依赖 torch（分层约定：这里不导入 plotly 或 ipywidgets）。
+注意力与 RNN 的用时、峰值内存随 ``S`` 的变化在 ``seqlab.measure``；「它」模型的训练配方
+``winograd_attention`` 在 ``seqlab.train.pronoun``。只依赖 torch（分层约定：这里不导入 plotly 或 ipywidgets）。
 """
 
 from __future__ import annotations
 
 import math
-import statistics
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 from torch import nn
 
 from seqlab.corpus import winograd
 from seqlab.errors import DEFAULT_BUDGET_BYTES, InputError, guard_memory
-from seqlab.runtime import cpu_clock, native_stderr_silenced, single_thread, timing_samples
-from seqlab.train import builder, fit, recipe, save
+from seqlab.runtime import single_thread
 
 
 # ---------------------------------------------------------------- 公式本身
@@ -84,7 +81,7 @@ class SelfAttention(nn.Module):
 DTYPE_BYTES = {"float64": 8, "float32": 4, "bfloat16": 2, "float16": 2}
 
 
-def _check_length(S) -> int:
+def check_length(S) -> int:
     if isinstance(S, bool) or not isinstance(S, int):
         raise InputError(f"序列长度 S 必须是整数，你给的是 {S!r}。")
     if S < 1:
@@ -102,7 +99,7 @@ def _check_count(value, what: str) -> int:
 
 def pair_count(S: int, causal: bool = False) -> int:
     """长度为 ``S`` 的序列里要打分的 query–key 配对数：``S²``；因果掩码下只剩 ``S(S+1)/2``。"""
-    S = _check_length(S)
+    S = check_length(S)
     return S * (S + 1) // 2 if causal else S * S
 
 
@@ -112,7 +109,7 @@ def score_bytes(S: int, *, batch: int = 1, heads: int = 1, layers: int = 1, dtyp
     训练时每一层、每一个头的 ``(S, S)`` 权重都要留到反向传播，所以乘上 ``layers``。
     因果掩码只让一半的配对**有用**，朴素实现仍然存下整个 ``S × S`` 矩阵，所以这里不打折。
     """
-    S = _check_length(S)
+    S = check_length(S)
     for value, what in ((batch, "batch"), (heads, "头数 heads"), (layers, "层数 layers")):
         _check_count(value, what)
     if dtype not in DTYPE_BYTES:
@@ -143,132 +140,6 @@ def max_length_within(
     per_pair = score_bytes(1, batch=batch, heads=heads, layers=layers, dtype=dtype)
     S = math.isqrt(int(budget // per_pair))
     return max(S, 0)
-
-
-# ---------------------------------------------------------------- 实测：用时与峰值内存
-def best_seconds(fn: Callable[[], object], repeats: int = 5, clock: Callable[[], float] = cpu_clock) -> float:
-    """先预热一次，再运行 ``repeats`` 次，返回最快一次的用时（秒，默认是本线程的 CPU 时间）。
-
-    取最小值而不是平均值：比最快那次慢出来的部分，来自缓存被挤掉等与算法无关的干扰。
-    CPU 时间要求计算在当前线程里进行，见 ``measure_scaling`` 的单线程。
-    """
-    return min(timing_samples(fn, repeats, clock))
-
-
-def peak_memory_bytes(fn: Callable[[], object]) -> int:
-    """运行 ``fn`` 一次，返回期间 PyTorch 在 CPU 上**新分配**内存的峰值（字节）。
-
-    用 ``torch.profiler`` 记录每一次分配与释放，按时间顺序累加，取最大值——这是实测，
-    不是按公式推算。
-    """
-    from torch.profiler import ProfilerActivity, profile
-
-    with native_stderr_silenced(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        fn()
-    events = [e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"]
-    events.sort(key=lambda e: e.start_ns())
-    live = peak = 0
-    for e in events:
-        live += e.nbytes()
-        peak = max(peak, live)
-    return peak
-
-
-def loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> float:
-    """在对数—对数坐标上做最小二乘直线拟合，返回斜率（``y ∝ x^斜率``）。"""
-    if len(xs) != len(ys) or len(xs) < 2:
-        raise ValueError("至少需要两个点，且 x、y 个数相同")
-    lx = [math.log(x) for x in xs]
-    ly = [math.log(y) for y in ys]
-    mx, my = statistics.fmean(lx), statistics.fmean(ly)
-    num = sum((a - mx) * (b - my) for a, b in zip(lx, ly))
-    den = sum((a - mx) ** 2 for a in lx)
-    return num / den
-
-
-@dataclass
-class ScalingResult:
-    """``measure_scaling`` 的结果：每个长度一行。时间单位秒，内存单位字节。
-
-    用时随机器负载起伏，只用来显示；内存（分配的字节）与运算量（PyTorch 的 ``FlopCounterMode``
-    数出来的浮点运算数）与负载无关，可以断言。
-    """
-
-    lengths: list[int]
-    attention_seconds: list[float]
-    rnn_seconds: list[float]
-    attention_peak: list[int]
-    rnn_peak: list[int]
-    attention_flops: list[int]
-    rnn_flops: list[int]
-    d_model: int
-
-    def slopes(self, fit_from: int = 0) -> dict[str, float]:
-        """从第 ``fit_from`` 个长度起拟合四条曲线的对数—对数斜率。"""
-        xs = self.lengths[fit_from:]
-        return {
-            "attention_time": loglog_slope(xs, self.attention_seconds[fit_from:]),
-            "rnn_time": loglog_slope(xs, self.rnn_seconds[fit_from:]),
-            "attention_memory": loglog_slope(xs, self.attention_peak[fit_from:]),
-            "rnn_memory": loglog_slope(xs, self.rnn_peak[fit_from:]),
-            "attention_flops": loglog_slope(xs, self.attention_flops[fit_from:]),
-            "rnn_flops": loglog_slope(xs, self.rnn_flops[fit_from:]),
-        }
-
-
-def measure_scaling(
-    lengths: Sequence[int] = (128, 256, 512, 1024, 2048),
-    d_model: int = 64,
-    repeats: int = 5,
-    seed: int = 0,
-    budget: float = DEFAULT_BUDGET_BYTES,
-) -> ScalingResult:
-    """在本机上实测一层自注意力与一层 RNN 的前向用时和峰值内存随 ``S`` 的变化。
-
-    用时是单线程下这一线程占用的 CPU 时间（见 ``best_seconds``）。两者的宽度都是 ``d_model``、batch 为 1、不求梯度。自注意力要物化 ``(S, S)`` 的分数与权重，
-    RNN 只保留 ``(S, d_model)`` 的状态序列。运行前先按最大的 ``S`` 估算内存（分数、权重各一份，
-    再加线性项），超过 ``budget`` 就拒绝。
-    """
-    lengths = [_check_length(int(S)) for S in lengths]
-    S_max = max(lengths)
-    estimate = 3 * S_max * S_max * 4 + 8 * S_max * d_model * 4
-    guard_memory(f"S = {S_max} 的用时与内存实测", estimate, budget)
-    g = torch.Generator().manual_seed(seed)
-    with torch.random.fork_rng():
-        torch.manual_seed(seed)
-        attention = SelfAttention(d_model)
-        rnn = nn.RNN(d_model, d_model, batch_first=True)
-    result = ScalingResult(lengths, [], [], [], [], [], [], d_model)
-    with single_thread():  # 单线程：曲线反映算法本身的代价，不受线程调度和其他进程的干扰
-        for S in lengths:
-            _measure_one(result, attention, rnn, torch.randn(1, S, d_model, generator=g), repeats)
-    return result
-
-
-def _measure_one(result: ScalingResult, attention: SelfAttention, rnn: nn.RNN, X: torch.Tensor, repeats: int):
-    def run_attention():
-        with torch.no_grad():
-            return attention(X)[0]
-
-    def run_rnn():
-        with torch.no_grad():
-            return rnn(X)[0]
-
-    result.attention_seconds.append(best_seconds(run_attention, repeats))
-    result.rnn_seconds.append(best_seconds(run_rnn, repeats))
-    result.attention_peak.append(peak_memory_bytes(run_attention))
-    result.rnn_peak.append(peak_memory_bytes(run_rnn))
-    result.attention_flops.append(counted_flops(run_attention))
-    result.rnn_flops.append(counted_flops(run_rnn))
-
-
-def counted_flops(fn: Callable[[], object]) -> int:
-    """运行 ``fn`` 一次，返回 PyTorch 的 ``FlopCounterMode`` 数出的浮点运算数（与机器忙闲无关）。"""
-    from torch.utils.flop_counter import FlopCounterMode
-
-    with FlopCounterMode(display=False) as counter:
-        fn()
-    return counter.get_total_flops()
 
 
 # ---------------------------------------------------------------- 路径长度
@@ -303,7 +174,7 @@ def _jacobian(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> to
 
 def rnn_reach(S: int, d: int = 8, seed: int = 0) -> torch.Tensor:
     """``R[k, t] = ‖∂H⁽ᵏ⁾_t / ∂x_1‖``，``k = 0 … S-1``：RNN 做了 k 轮传递后，第 1 个位置的输入影响到了哪些位置。"""
-    S = _check_length(S)
+    S = check_length(S)
     with torch.random.fork_rng():
         torch.manual_seed(seed)
         rnn = nn.RNN(d, d, batch_first=True)
@@ -325,7 +196,7 @@ def attention_reach(S: int, d: int = 8, seed: int = 0, causal: bool = True) -> t
 
     形状 ``(2, S)``，与 ``rnn_reach`` 的行含义一致：第 k 行 = 做了 k 次跨位置传递之后。
     """
-    S = _check_length(S)
+    S = check_length(S)
     with torch.random.fork_rng():
         torch.manual_seed(seed)
         layer = SelfAttention(d)
@@ -395,9 +266,6 @@ def referent_mass(A2: torch.Tensor, pronoun: torch.Tensor, spans: torch.Tensor) 
     return (row[:, None, :] * inside).sum(-1)
 
 
-WINOGRAD_CHECKPOINT = "winograd_attention"
-
-
 @dataclass
 class WinogradBatch:
     ids: torch.Tensor  # (B, S)
@@ -423,120 +291,3 @@ def encode_examples(
         torch.tensor([[e.span_a, e.span_b] for e in examples]),
         torch.tensor([e.answer for e in examples]),
     )
-
-
-def _winograd_batches(vocab, seed: int, batch_size: int, unk_rate: float) -> Iterator[tuple]:
-    """无穷的训练批次（只用训练名词）。名词里的字以 ``unk_rate`` 的概率换成“未知”，逼模型看结构而不是背名词。"""
-    g = torch.Generator().manual_seed(seed)
-    for step in range(10**9):
-        batch = encode_examples(winograd.sample(batch_size, split="train", seed=seed * 100_003 + step), vocab)
-        S = batch.ids.shape[1]
-        positions = torch.arange(S)
-        in_noun = ((positions >= batch.spans[:, :, :1]) & (positions < batch.spans[:, :, 1:])).any(1)
-        drop = in_noun & (torch.rand(batch.ids.shape, generator=g) < unk_rate)
-        yield batch.ids.masked_fill(drop, 1), batch.pronoun, batch.spans, batch.answer
-
-
-def winograd_loss(model: PronounResolver, ids, pronoun, spans, answer) -> torch.Tensor:
-    """``-log``（「它」那一行落在正确名词上的权重之和）：把整行权重推向正确的名词。"""
-    _, A2 = model(ids)
-    mass = referent_mass(A2, pronoun, spans)
-    correct = mass[torch.arange(len(answer)), answer]
-    return -torch.log(correct + 1e-6).mean()
-
-
-def resolver_accuracy(
-    model: PronounResolver, examples: Sequence[winograd.Example], vocab: Sequence[str]
-) -> float:
-    """在 ``examples`` 上的准确率：「它」一行里正确名词分到的权重多于另一个名词即算对。"""
-    batch = encode_examples(examples, vocab)
-    with torch.no_grad(), single_thread():
-        _, A2 = model(batch.ids)
-    mass = referent_mass(A2, batch.pronoun, batch.spans)
-    return float((mass.argmax(-1) == batch.answer).float().mean())
-
-
-@dataclass(frozen=True)
-class SwapResult:
-    """对调检验里的一格：句式 ``template``、关键词 ``word``、名词来自 ``split``。
-
-    ``n`` 句都把两个名词池对调（原来坐第二个槽位的那一类名词放到第一个槽位，反之亦然），其余一字不改；
-    ``second_slot`` 是模型把「它」指给第二个槽位的比例，``follows_slot`` 是它仍按训练时的槽位规则回答的比例。
-    """
-
-    template: str
-    word: str
-    split: str
-    n: int
-    second_slot: float
-    follows_slot: float
-
-
-def swap_test(model: PronounResolver, vocab: Sequence[str], split: str) -> list[SwapResult]:
-    """对两个槽位来自不同名词池的每种句式，枚举 ``split`` 里的全部名词对，把两类名词对调后让模型回答。
-
-    句式、关键词、「它」的位置都和训练时一样，变的只有坐在各个槽位上的是哪一类名词。如果模型只按句式和
-    槽位作答，``follows_slot`` 应当是 1；它离 1 越远，说明答案越多地由名词本身决定。
-    """
-    results = []
-    for t in winograd.TEMPLATES:
-        if t.pool_a == t.pool_b:  # 两个槽位同一类名词，对调没有意义
-            continue
-        pairs = [(b, a) for a in winograd.noun_split(t.pool_a, split) for b in winograd.noun_split(t.pool_b, split)]
-        for word in t.words:
-            batch = encode_examples([winograd.make_example(t.key, a, b, word) for a, b in pairs], vocab)
-            with torch.no_grad(), single_thread():
-                mass = referent_mass(model(batch.ids)[1], batch.pronoun, batch.spans)
-            picks_second = mass[:, 1] > mass[:, 0]
-            rule = torch.full_like(picks_second, t.words.index(word) == 1)  # 训练时这个关键词指向的槽位
-            results.append(SwapResult(
-                t.key, word, split, len(pairs),
-                float(picks_second.float().mean()), float((picks_second == rule).float().mean()),
-            ))
-    return results
-
-
-WINOGRAD_CONFIG = {"d_model": 32, "d_ff": 64, "max_len": 24}
-
-
-def train_pronoun_resolver(
-    seed: int = 0, steps: int = 1200, batch_size: int = 64, progress: bool = True
-) -> tuple[PronounResolver, dict]:
-    """从固定种子训练「它」模型（2 核 CPU 上十来秒），返回 ``(模型, meta)``。"""
-    vocab = winograd.vocabulary()
-    torch.manual_seed(seed)
-    model = PronounResolver(len(vocab), **WINOGRAD_CONFIG)
-    with single_thread():  # 模型极小：单线程最快，而且不和同一台机器上的其他进程抢核
-        log = fit(
-            model,
-            _winograd_batches(vocab, seed, batch_size, unk_rate=0.15),
-            winograd_loss,
-            steps=steps,
-            lr=3e-3,
-            progress=progress,
-            desc="训练「它」模型",
-        )
-    heldout = winograd.sample(1000, split="heldout", seed=seed + 1)
-    meta = {
-        "seed": seed,
-        "steps": steps,
-        "batch_size": batch_size,
-        "seconds": round(log.seconds, 2),
-        "final_loss": round(statistics.fmean(log.losses[-20:]), 4),
-        "heldout_accuracy": resolver_accuracy(model, heldout, vocab),
-    }
-    return model, meta
-
-
-@builder(WINOGRAD_CHECKPOINT)
-def build_pronoun_resolver(config: dict) -> PronounResolver:
-    """由检查点的 config（超参数与词表 ``vocab``）新建（未训练的）「它」模型。"""
-    return PronounResolver(len(config["vocab"]), **{k: v for k, v in config.items() if k != "vocab"})
-
-
-@recipe(WINOGRAD_CHECKPOINT, tolerances={"heldout_accuracy": 0.05, "final_loss": 0.01})
-def winograd_attention() -> Path:
-    """重新训练「它」模型并保存检查点：``python -m seqlab.train winograd_attention``。"""
-    model, meta = train_pronoun_resolver(progress=False)
-    config = dict(WINOGRAD_CONFIG, vocab=winograd.vocabulary())
-    return save(WINOGRAD_CHECKPOINT, model, config, meta)

@@ -31,6 +31,7 @@ from seqlab.corpus import reading_cue
 from seqlab.errors import InputError
 from seqlab.lm import EOS, UNK
 from seqlab.rnn import ElmanRNN
+from seqlab.measure import n_parameters
 from seqlab.runtime import single_thread
 from seqlab.train import builder, recipe, save
 
@@ -111,9 +112,6 @@ def detach_state(state):
         return tuple(s.detach() for s in state)
     return state.detach()
 
-
-def n_parameters(model: nn.Module) -> int:
-    return sum(p.numel() for p in model.parameters())
 
 
 # ---------------------------------------------------------------- 截断的沿时间反向传播

@@ -2,19 +2,19 @@
 
 * ``Embedding``：Embedding 表 ``E ∈ R^{V×d}``，``e_i = E[i, :]``；与 ``u_i E``（one-hot 行向量乘矩阵）
   数学上相同，但实现里只做“按行索引”；
-* ``measure_lookup``：实测两种做法随 ``V`` 增长的用时和内存（先估算，超预算就拒绝）；
+* 两种做法随 ``V`` 增长的用时和内存由 ``seqlab.measure.measure_lookup`` 实测；
 * ``WindowContext``：一个最简单的“上下文层”——每个位置的隐藏状态由它自己和左右各 ``w`` 个
   邻居的向量算出，让同一个 token 在不同句子里得到不同的隐藏状态；
 * ``MaskedWordModel``：Embedding + 上下文层 + 输出层（与 ``E`` 共享权重）的小模型，
-  在本书语料上做“遮住一个词、根据上下文猜回来”的训练（``@recipe("embedding")``）。
+  在本书语料上做“遮住一个词、根据上下文猜回来”的训练；训练批次与损失在这里，训练配方
+  （``embedding``）在 ``seqlab.train.masked_words``。
 
-本模块只依赖 torch（和同库的 ``tokenize``、``corpus``、``train``、``errors``）。
+本模块只依赖 torch（和同库的 ``tokenize``、``corpus``、``errors``）。
 """
 
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -26,7 +26,6 @@ from torch import nn
 from seqlab.errors import DEFAULT_BUDGET_BYTES, InputError, guard_memory
 from seqlab.runtime import single_thread
 from seqlab.tokenize import MASK, PAD, UNK, Vocab, segment
-from seqlab.train import builder, fit, recipe, save
 
 
 # ---------------------------------------------------------------- Embedding 表
@@ -73,66 +72,6 @@ def lookup_by_matmul(E: torch.Tensor, ids: torch.Tensor, *, budget: float = DEFA
     guard_memory(f"{ids.numel()} 个 token 的 one-hot 矩阵（V = {V}）", onehot_bytes(ids.numel(), V, E.element_size()),
                  budget)
     return one_hot(ids, V, dtype=E.dtype) @ E
-
-
-@dataclass
-class LookupTiming:
-    """一次实测：``V`` 行、``d`` 列的表，查 ``n`` 个 token。用时取若干次中的最小值（秒）。
-
-    内存是两种做法**实际创建的张量**的字节数：索引只产生输出 ``(n, d)``；
-    one-hot 乘法先产生 ``(n, V)`` 的 one-hot 矩阵，再产生输出 ``(n, d)``。
-    """
-
-    V: int
-    n: int
-    d: int
-    index_seconds: float
-    matmul_seconds: float
-    index_bytes: int
-    matmul_bytes: int
-
-
-def measure_lookup(
-    Vs: Sequence[int],
-    *,
-    n_tokens: int = 256,
-    d: int = 64,
-    repeats: int = 3,
-    budget: float = DEFAULT_BUDGET_BYTES,
-    seed: int = 0,
-) -> list[LookupTiming]:
-    """对每个 ``V`` 实测“按行索引”和“one-hot × E”的用时与内存。
-
-    在分配任何东西之前，先对最大的 ``V`` 估算内存（``E`` 本身 + one-hot 矩阵 + 输出），
-    超过 ``budget`` 就抛出 ``MemoryBudgetError``，消息里带着估算值。
-    """
-    if not Vs:
-        raise InputError("至少给出一个词表大小 V。")
-    if min(Vs) < 1 or n_tokens < 1 or d < 1:
-        raise InputError("V、n_tokens、d 都必须是正整数。")
-    V_max = max(Vs)
-    estimate = (V_max * d + onehot_bytes(n_tokens, V_max) // 4 + 2 * n_tokens * d) * 4
-    guard_memory(f"V = {V_max}、{n_tokens} 个 token 的查表实验", estimate, budget)
-    g = torch.Generator().manual_seed(seed)
-    out = []
-    with torch.no_grad():
-        for V in Vs:
-            E = torch.randn(V, d, generator=g)
-            ids = torch.randint(0, V, (n_tokens,), generator=g)
-            t_index, t_matmul = float("inf"), float("inf")
-            for _ in range(repeats):
-                start = time.perf_counter()
-                a = lookup(E, ids)
-                t_index = min(t_index, time.perf_counter() - start)
-                start = time.perf_counter()
-                u = one_hot(ids, V)
-                b = u @ E
-                t_matmul = min(t_matmul, time.perf_counter() - start)
-            if not torch.allclose(a, b):
-                raise AssertionError("两种查表结果不一致")
-            out.append(LookupTiming(V, n_tokens, d, t_index, t_matmul, a.nbytes, u.nbytes + b.nbytes))
-            del E, u, a, b
-    return out
 
 
 def rows_with_grad(grad: torch.Tensor) -> list[int]:
@@ -188,7 +127,7 @@ class MaskedWordModel(nn.Module):
         return H @ self.embed.E.T + self.c
 
 
-# ---------------------------------------------------------------- 训练数据与配方
+# ---------------------------------------------------------------- 训练数据与损失
 def encode_sentences(sentences: Sequence[str], vocab: Vocab) -> list[list[int]]:
     return [vocab.encode(segment(s)) for s in sentences]
 
@@ -229,9 +168,6 @@ def masked_loss(model: MaskedWordModel, ids: torch.Tensor, target: torch.Tensor)
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1), ignore_index=-100)
 
 
-CONFIG = {"d": 32, "w": 2, "steps": 1200, "batch_size": 64, "lr": 3e-3, "seed": 0}
-
-
 @lru_cache(maxsize=1)
 def book_vocab() -> Vocab:
     """本书语料的词表（jieba 分词，特殊 token 为 ``<pad>`` ``<unk>`` ``<mask>``）。"""
@@ -240,49 +176,9 @@ def book_vocab() -> Vocab:
     return book_word_tokenizer().vocab
 
 
-def train_embedding_model(*, progress: bool = True) -> tuple[MaskedWordModel, dict, dict]:
-    """用固定种子在本书语料的训练部分上训练 ``MaskedWordModel``，返回 ``(模型, config, meta)``。"""
-    with single_thread():
-        return _train(dict(CONFIG), progress)
-
-
-def _train(cfg: dict, progress: bool) -> tuple[MaskedWordModel, dict, dict]:
-    from seqlab.corpus import book_corpus, train_test_split
-
-    torch.manual_seed(cfg["seed"])
-    vocab = book_vocab()
-    train, test = train_test_split(book_corpus())
-    seqs = encode_sentences(train, vocab)
-    model = MaskedWordModel(len(vocab), cfg["d"], cfg["w"])
-    batches = masked_batches(seqs, len(vocab), mask_id=vocab.stoi[MASK], batch_size=cfg["batch_size"],
-                             seed=cfg["seed"])
-    log = fit(model, batches, masked_loss, steps=cfg["steps"], lr=cfg["lr"], progress=progress, desc="训练 Embedding")
-    config = {**cfg, "V": len(vocab), "itos": list(vocab.itos)}
-    meta = {
-        "seconds": round(log.seconds, 1),
-        "final_loss": sum(log.losses[-50:]) / 50,
-        "test_accuracy": masked_accuracy(model, vocab, test),
-        "torch": str(torch.__version__),
-    }
-    return model, config, meta
-
-
-@builder("embedding")
-def build_masked_word_model(config: dict) -> MaskedWordModel:
-    """由检查点的 config 新建（未训练的）``MaskedWordModel``。"""
-    return MaskedWordModel(config["V"], config["d"], config["w"])
-
-
 def checkpoint_vocab(config: dict) -> Vocab:
     """检查点 config 里保存的词表（``itos``：ID → 词）。"""
     return Vocab.from_itos(config["itos"])
-
-
-@recipe("embedding", tolerances={"test_accuracy": 0.02, "final_loss": 0.05})
-def embedding_recipe():
-    """``python -m seqlab.train embedding``：重新训练并保存检查点 ``embedding``。"""
-    model, config, meta = train_embedding_model(progress=False)
-    return save("embedding", model, config, meta)
 
 
 # ---------------------------------------------------------------- 读模型

@@ -228,9 +228,6 @@ def from_torch(reference: nn.Transformer, src_vocab: int, tgt_vocab: int) -> Enc
     return model.eval()
 
 
-def n_parameters(model: nn.Module) -> int:
-    return sum(p.numel() for p in model.parameters())
-
 
 # ---------------------------------------------------------------- 交叉注意力与标准对齐
 @torch.no_grad()

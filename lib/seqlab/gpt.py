@@ -8,8 +8,7 @@
   ``torch.Generator``，不碰全局随机数；
 * 逐步记录：每一步的新 token、前几名候选的概率、它的 Query 在每层每个头上对前文的注意力，以及这一步
   哪些 Key/Value 行是从缓存里读的、哪些是这一步新算的（由真实的 ``KVCache`` 的长度读出）；
-* 度量：沿一次真实的生成，每一步的运算量、搬运的字节（``transformer.arithmetic_intensity``）与
-  CPU 时间，有缓存与每步重算各一份。
+* 沿一次真实的生成每一步的运算量、搬运的字节与 CPU 时间在 ``seqlab.measure``（``step_costs``）。
 
 本模块只依赖 torch；画图在 ``seqlab.explorers.gpt_steps`` 里。
 """
@@ -22,7 +21,6 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
-from statistics import median
 
 import torch
 from torch import nn
@@ -30,7 +28,8 @@ from torch import nn
 from seqlab import corpus
 from seqlab import transformer as tf
 from seqlab.errors import InputError
-from seqlab.runtime import cpu_clock, single_thread, timing_samples
+from seqlab.measure import cpu_clock
+from seqlab.runtime import single_thread
 from seqlab.tokenize import PAD, UNK, Vocab
 from seqlab.train import builder, fit, recipe, save
 
@@ -268,58 +267,3 @@ def fits_a_template(sentence: str) -> bool:
 def show(token: str) -> str:
     """特殊 token 在图里的写法。"""
     return SHOWN.get(token, token)
-
-
-# ---------------------------------------------------------------- 度量：沿一次生成的每一步
-@dataclass(frozen=True)
-class StepCost:
-    """生成的第 ``index`` 步。``T``：这一步开始时缓存里已有的位置数（第 0 步是 Prefill，缓存还是空的）。
-
-    ``cache``、``recompute``：有 KV cache 与每步重算时的 ``transformer.Intensity``（运算量、搬运的字节）；
-    ``seconds_cache``、``seconds_recompute``：这台机器此刻测得的 CPU 时间（中位数，秒），只显示、不断言。
-    """
-
-    index: int
-    T: int
-    cache: tf.Intensity
-    recompute: tf.Intensity
-    seconds_cache: float
-    seconds_recompute: float
-
-
-def step_costs(model: tf.TinyDecoder, prompt_len: int, n_new: int, *, repeats: int = 5) -> list[StepCost]:
-    """提示 ``prompt_len`` 个 token、再生成 ``n_new`` 个时每一步的代价。
-
-    第 0 步：有缓存时就是 Prefill（``prompt_len`` 个位置一次算完）；之后第 ``k`` 步上下文有
-    ``T = prompt_len + k`` 个位置：有缓存时只算 1 个新位置、读 ``T`` 行旧的 K、V；每步重算时把
-    ``T + 1`` 个位置整段再算一遍（等于一次长度 ``T + 1`` 的 Prefill）。
-    """
-    costs = []
-    for k in range(n_new):
-        T = prompt_len + k - 1  # 第 k 步开始前已经缓存的位置数（第 0 步之前没有缓存）
-        if k == 0:
-            cached = tf.arithmetic_intensity(model, prompt_len, "prefill")
-            seconds = _median_prefill(model, prompt_len, repeats)
-            costs.append(StepCost(0, 0, cached, cached, seconds, seconds))
-            continue
-        timing = tf.decode_step_cost(model, T, repeats=repeats)
-        costs.append(StepCost(
-            k, T, tf.arithmetic_intensity(model, T, "decode"), tf.arithmetic_intensity(model, T + 1, "prefill"),
-            timing["seconds_cache"], timing["seconds_recompute"],
-        ))
-    return costs
-
-
-@torch.no_grad()
-def _median_prefill(model: tf.TinyDecoder, S: int, repeats: int) -> float:
-    ids = torch.zeros(1, S, dtype=torch.long)
-    with single_thread():
-        return median(timing_samples(lambda: model(ids, tf.KVCache()), repeats))
-
-
-@torch.no_grad()
-def cache_tensor_bytes(model: tf.TinyDecoder, T: int) -> int:
-    """Prefill ``T`` 个 token 后，真实缓存里所有 K、V 张量的 ``.nbytes`` 之和（不经过任何公式）。"""
-    cache = tf.KVCache()
-    model(torch.zeros(1, T, dtype=torch.long), cache)
-    return sum(t.nbytes for t in cache.K + cache.V)

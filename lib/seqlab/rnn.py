@@ -5,8 +5,8 @@
 * ``step_jacobian`` / ``jacobian_product`` / ``scaled_products``：逐步雅可比矩阵
   ``J_j = ∂h_j/∂h_{j-1} = diag(φ'(a_j)) W_h`` 以及连乘 ``J_t J_{t-1} ⋯ J_{t-r+1}``；
 * ``recurrent_matrix``：三类循环矩阵——正交、高斯随机、非正规——都能指定谱半径；
-* ``input_gradient_norms``、``graph_depth``、``median_seconds``：梯度能“走多远”，以及
-  沿时间的串行依赖到底有多长、多慢；
+* ``input_gradient_norms``、``graph_depth``：梯度能“走多远”，以及沿时间的串行依赖到底有多长
+  （有多慢由 ``seqlab.measure.timing_samples`` 实测）；
 * ``linear_recurrence_loop`` / ``linear_recurrence_scan``：**线性**递推 ``h_t = λ_t ⊙ h_{t-1} + u_t``
   既可以逐步算，也可以用并行前缀扫描在 ``⌈log₂ S⌉`` 轮内算完——串行依赖来自非线性；
 * ``exploding_copy_task``：一个梯度会爆炸的小训练任务，用来演示梯度裁剪。
@@ -18,14 +18,11 @@
 from __future__ import annotations
 
 import math
-import statistics
-from collections.abc import Callable
 
 import torch
 from torch import nn
 
 from seqlab.errors import InputError, guard_memory
-from seqlab.runtime import timing_samples
 
 PHIS = ("tanh", "linear")
 KINDS = ("orthogonal", "gaussian", "nonnormal")
@@ -307,7 +304,7 @@ def bias_gates_to_remember(model: nn.LSTM | nn.GRU | nn.LSTMCell | nn.GRUCell, v
 
 
 # ---------------------------------------------------------------------------
-# 串行依赖：计算图有多“深”，实际跑多久
+# 串行依赖：计算图有多“深”，实际跑多久（计时在 ``seqlab.measure``）
 # ---------------------------------------------------------------------------
 def graph_depth(y: torch.Tensor) -> int:
     """``y`` 的反向计算图里最长的一条依赖链有多少个运算节点。
@@ -388,11 +385,6 @@ def exploding_copy_task(
     with torch.no_grad():
         model.W_h.copy_(recurrent_matrix("orthogonal", d, g, seed=seed).to(torch.float32))
     return model, readout, X, X[:, S - 1 - lag, 0].clone()
-
-
-def median_seconds(fn: Callable[[], object], repeat: int = 5) -> float:
-    """运行 ``fn`` 若干次（先热身一次），返回 CPU 用时的中位数（秒，见 ``seqlab.runtime.cpu_clock``）。"""
-    return statistics.median(timing_samples(fn, repeat))
 
 
 def state_bytes(d: int, *, dtype_bytes: int = 4) -> int:

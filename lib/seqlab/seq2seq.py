@@ -28,6 +28,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from seqlab.corpus import translation as task
+from seqlab.measure import n_parameters
 from seqlab.runtime import single_thread
 from seqlab.train import builder, fit, recipe, save
 
@@ -183,9 +184,6 @@ def build(config: dict) -> FixedContextSeq2Seq:
     cfg = dict(config)
     return MODELS[cfg.pop("kind")](**cfg)
 
-
-def n_parameters(model: nn.Module) -> int:
-    return sum(p.numel() for p in model.parameters())
 
 
 # ---------------------------------------------------------------- 训练与评估

@@ -39,6 +39,13 @@ def expect(condition: bool, message: str) -> None:
         raise CheckFailed(message)
 
 
+def expect_tensor(value, what: str = "返回值") -> torch.Tensor:
+    """学生返回的 ``value`` 必须是张量，否则说明收到的是什么类型；是张量就原样交回。"""
+    if not isinstance(value, torch.Tensor):
+        fail(f"「{what}」应该是 torch.Tensor，你返回的是 {type(value).__name__}。")
+    return value
+
+
 def expect_close(got, want, what: str, *, tol: float = 1e-6) -> None:
     """比较两个实数（或可以转换成实数的对象），不符时说出期望值和实际值。"""
     try:

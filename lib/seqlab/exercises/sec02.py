@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 from seqlab import corpus
-from seqlab.exercises import call, checker, expect, expect_close, fail
+from seqlab.exercises import call, checker, expect, expect_close, expect_tensor, fail
 
 UNK = "<unk>"
 
@@ -62,7 +62,7 @@ def check_lookup(lookup_rows, lookup_onehot):
         want = E[ids]
         for name, fn in (("lookup_rows", lookup_rows), ("lookup_onehot", lookup_onehot)):
             got = call(fn, E, ids)
-            expect(isinstance(got, torch.Tensor), f"{name} 应返回张量，你返回了 {type(got).__name__}。")
+            expect_tensor(got, name)
             expect(
                 tuple(got.shape) == tuple(want.shape),
                 f"ids 形状 {tuple(ids.shape)} 时 {name} 的结果形状应为 {tuple(want.shape)}，你的是 {tuple(got.shape)}。",

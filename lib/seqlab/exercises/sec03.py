@@ -7,14 +7,7 @@ import math
 import torch
 from torch import nn
 
-from seqlab.exercises import call, checker, expect, expect_close, fail
-
-
-def _as_tensor(x, what: str) -> torch.Tensor:
-    if not isinstance(x, torch.Tensor):
-        fail(f"「{what}」应该返回一个 torch.Tensor，你返回的是 {type(x).__name__}。")
-    return x.to(torch.float64)
-
+from seqlab.exercises import call, checker, expect, expect_close, expect_tensor, fail
 
 def _random_case(seed: int, d: int = 5):
     g = torch.Generator().manual_seed(seed)
@@ -37,7 +30,7 @@ def check_tanh_jacobian(tanh_jacobian):
         W_h, u, h_prev = _random_case(seed, d=3 + seed)
         h_j = torch.tanh(u + W_h @ h_prev)
         want = torch.func.jacrev(lambda h, W_h=W_h, u=u: torch.tanh(u + W_h @ h))(h_prev)
-        got = _as_tensor(call(tanh_jacobian, h_j.clone(), W_h.clone()), "tanh_jacobian")
+        got = expect_tensor(call(tanh_jacobian, h_j.clone(), W_h.clone()), "tanh_jacobian").double()
         d = W_h.shape[0]
         expect(tuple(got.shape) == (d, d), f"d = {d} 时 J_j 的形状应为 ({d}, {d})，你的是 {tuple(got.shape)}。")
         if torch.allclose(got, W_h * (1 - h_j**2)[None, :]):
@@ -185,7 +178,7 @@ def check_gru_cell(gru_cell):
         x = torch.randn(7, d_in, dtype=torch.float64)
         h = torch.randn(7, d, dtype=torch.float64)
         params = [p.detach().clone() for p in (cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh)]
-        got = _as_tensor(call(gru_cell, x.clone(), h.clone(), *params), "gru_cell")
+        got = expect_tensor(call(gru_cell, x.clone(), h.clone(), *params), "gru_cell").double()
         want = cell(x, h).detach()
         expect(tuple(got.shape) == tuple(want.shape),
                f"x 形状 {tuple(x.shape)}、h 形状 {tuple(h.shape)} 时输出应为 {tuple(want.shape)}，你的是 {tuple(got.shape)}。")

@@ -8,14 +8,7 @@ import random
 import torch
 
 from seqlab.corpus import translation as task
-from seqlab.exercises import call, checker, expect, fail
-
-
-def _tensor(x, what: str) -> torch.Tensor:
-    if not isinstance(x, torch.Tensor):
-        fail(f"{what} 应该是 torch.Tensor，你返回的是 {type(x).__name__}。")
-    return x
-
+from seqlab.exercises import call, checker, expect, expect_tensor, fail
 
 def _shape(x: torch.Tensor, shape: tuple[int, ...], what: str) -> None:
     expect(tuple(x.shape) == shape, f"{what} 的形状应为 {shape}，你的是 {tuple(x.shape)}。")
@@ -48,7 +41,7 @@ def check_additive_scores(additive_scores):
 
     for seed in (0, 1):
         attn, s_prev, H = _random_attention(seed)
-        e = _tensor(call(additive_scores, s_prev, H, attn.W_s.data, attn.W_h.data, attn.v_a.data), "e")
+        e = expect_tensor(call(additive_scores, s_prev, H, attn.W_s.data, attn.W_h.data, attn.v_a.data), "e")
         _shape(e, (H.shape[0],), "e")
         want = attn.scores(s_prev[None], H[None])[0].detach()
         _close(e, want, "打分 e", "提示：先算 W_s @ s_prev（一个向量）和 H @ W_h.T（每行是一个 W_h h_j），"
@@ -57,7 +50,7 @@ def check_additive_scores(additive_scores):
     H = model.encoder(torch.tensor([task.encode_source(list(task.EXAMPLES[0]))]))[0].detach()
     s_prev = torch.randn(model.attention.W_s.shape[1], generator=torch.Generator().manual_seed(2))
     a = model.attention
-    e = _tensor(call(additive_scores, s_prev, H, a.W_s.data, a.W_h.data, a.v_a.data), "e")
+    e = expect_tensor(call(additive_scores, s_prev, H, a.W_s.data, a.W_h.data, a.v_a.data), "e")
     _close(e, a.scores(s_prev[None], H[None])[0].detach(), "训练好的模型上的打分 e", "")
     return f"与库里的 AdditiveAttention.scores 一致（随机权重与训练好的权重都试过，S = {H.shape[0]}）。"
 
@@ -77,7 +70,7 @@ def check_context(context):
         out = call(context, scores, H)
         if not (isinstance(out, tuple) and len(out) == 2):
             fail("context 应返回一个二元组 (alpha, c)。")
-        alpha, c = _tensor(out[0], "alpha"), _tensor(out[1], "c")
+        alpha, c = expect_tensor(out[0], "alpha"), expect_tensor(out[1], "c")
         _shape(alpha, (H.shape[0],), "alpha")
         _shape(c, (H.shape[1],), "c")
         hint = "提示：exp 之前先减去最大的打分，结果不变，却不会溢出。" if "1000" in what else ""
@@ -103,11 +96,11 @@ def check_uniform(uniform_weights, why):
     from seqlab.seq2seq import accuracy_by_length
 
     e = torch.randn(3, 5, generator=torch.Generator().manual_seed(4))
-    alpha = _tensor(call(uniform_weights, e), "alpha")
+    alpha = expect_tensor(call(uniform_weights, e), "alpha")
     _shape(alpha, tuple(e.shape), "alpha")
     _close(alpha, torch.full_like(e, 1 / 5), "均匀权重", "提示：S 个位置，每个位置的权重都是 1/S。")
     alpha2 = call(uniform_weights, e * 10 + 3)
-    _close(_tensor(alpha2, "alpha"), torch.full_like(e, 1 / 5), "换一组打分后的权重", "均匀权重不应该依赖打分。")
+    _close(expect_tensor(alpha2, "alpha"), torch.full_like(e, 1 / 5), "换一组打分后的权重", "均匀权重不应该依赖打分。")
     expect(why in {"A", "B", "C"}, "why 应该是字符串 'A'、'B' 或 'C' 之一。")
     model = train.load("seq2seq_attention").model
     uniform = copy.deepcopy(model)
@@ -135,7 +128,7 @@ def check_dot_scores(dot_scores):
     d_s, d_hh, S = 4, 6, 9
     for _ in range(2):
         s_prev, H, W = torch.randn(d_s), torch.randn(S, d_hh), torch.randn(d_hh, d_s)
-        e = _tensor(call(dot_scores, s_prev, H, W), "e")
+        e = expect_tensor(call(dot_scores, s_prev, H, W), "e")
         _shape(e, (S,), "e")
         _close(e, H @ (W @ s_prev), "点积打分 e", "提示：先把 s_prev 用 W 映射到 h_j 的空间（W @ s_prev），"
                "再和 H 的每一行做内积。")

@@ -7,15 +7,8 @@ from functools import cache
 
 import torch
 
-from seqlab import attention
-from seqlab.exercises import call, checker, expect, fail
-
-
-def _as_tensor(value, what: str) -> torch.Tensor:
-    if not isinstance(value, torch.Tensor):
-        fail(f"「{what}」应该是 torch.Tensor，你返回的是 {type(value).__name__}。")
-    return value
-
+from seqlab import attention, measure
+from seqlab.exercises import call, checker, expect, expect_tensor, fail
 
 @checker(
     "1.5.1",
@@ -30,7 +23,7 @@ def check_self_attention(self_attention):
     for S, d, d_k, d_v in [(5, 6, 4, 3), (1, 4, 4, 4), (9, 8, 2, 5)]:
         X = torch.randn(S, d, generator=g, dtype=torch.float64)
         W_Q, W_K, W_V = (torch.randn(d, n, generator=g, dtype=torch.float64) for n in (d_k, d_k, d_v))
-        got = _as_tensor(call(self_attention, X, W_Q, W_K, W_V), "返回值")
+        got = expect_tensor(call(self_attention, X, W_Q, W_K, W_V), "返回值")
         Q, K, V = X @ W_Q, X @ W_K, X @ W_V
         want, weights = attention.scaled_dot_product_attention(Q, K, V)
         if got.shape == weights.shape and got.shape != want.shape:
@@ -83,7 +76,7 @@ def attention_peak(S: int) -> int:
         fail(f"长度 {S} 太长了：这道题的答案在几百以内，请从小的长度开始倍增。")
     X = torch.randn(S, PEAK_WIDTH, generator=torch.Generator().manual_seed(S))
     with torch.no_grad():
-        return attention.peak_memory_bytes(lambda: _attention_layer()(X))
+        return measure.peak_memory_bytes(lambda: _attention_layer()(X))
 
 
 MAX_MEASUREMENTS = 40
@@ -158,7 +151,7 @@ def check_mask_future(mask_future):
     for S in (1, 4, 7):
         scores = torch.randn(S, S, generator=g)
         original = scores.clone()
-        got = _as_tensor(call(mask_future, scores.clone()), "返回值")
+        got = expect_tensor(call(mask_future, scores.clone()), "返回值")
         expect(got.shape == (S, S), f"形状应该不变：({S}, {S})，你的是 {tuple(got.shape)}。")
         allowed = attention.causal_mask(S)
         if S > 1 and torch.isinf(got.diagonal()).any():
@@ -215,7 +208,7 @@ def check_linear_scan(linear_scan):
         expect(torch.equal(a_in, a) and torch.equal(b_in, b), "你的函数改动了传进来的 a 或 b：请在副本上计算。")
         expect(isinstance(got, tuple) and len(got) == 2, f"应返回 (h, rounds) 两样东西，你返回了 {type(got).__name__}。")
         h, rounds = got
-        h = _as_tensor(h, "h")
+        h = expect_tensor(h, "h")
         want = _sequential_scan(a, b)
         expect(h.shape == want.shape, f"S = {S}、d = {d} 时 h 的形状应是 {tuple(want.shape)}，你的是 {tuple(h.shape)}。")
         expect(

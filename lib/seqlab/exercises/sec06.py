@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import torch
 
+from seqlab import measure
 from seqlab import transformer as tf
-from seqlab.exercises import call, checker, expect, expect_close, fail
+from seqlab.exercises import call, checker, expect, expect_close, expect_tensor, fail
 
 
 @checker(
@@ -68,7 +69,7 @@ def check_block_forward(block_forward):
             got = call(block_forward, block, X, norm_first)
         if isinstance(got, tuple):
             fail("请只返回块的输出张量；block.attn(...) 返回（输出，权重）两项，要先取出第 0 项。")
-        expect(isinstance(got, torch.Tensor), f"应返回 torch.Tensor，你返回的是 {type(got).__name__}。")
+        expect_tensor(got)
         expect(got.shape == X.shape, f"输出形状应与输入相同 {tuple(X.shape)}，你的是 {tuple(got.shape)}。")
         if torch.allclose(got, want[not norm_first], atol=1e-5):
             fail(f"{names[norm_first]} 的结果等于另一种放法：两种顺序弄反了。")
@@ -90,7 +91,7 @@ def _measured_step_flops(T: int, d: int, d_ff: int, n_layers: int, vocab: int) -
     cache = tf.KVCache()
     with torch.no_grad():
         model(ids[:, :T], cache)
-        return tf.count_flops(lambda: model(ids[:, T:], cache))
+        return measure.count_flops(lambda: model(ids[:, T:], cache))
 
 
 @checker(
@@ -227,7 +228,7 @@ def check_cross_attention(cross_attention):
         got = call(cross_attention, attn, Y.clone(), M.clone())
     if isinstance(got, tuple):
         fail("请只返回输出张量（形状 (B, T, d)），不要连权重一起返回。")
-    expect(isinstance(got, torch.Tensor), f"应返回 torch.Tensor，你返回的是 {type(got).__name__}。")
+    expect_tensor(got)
     if got.shape == (2, 7, d):
         fail("输出有 S = 7 行，和源句一样长：Query 应来自解码器 Y（每个目标位置一行），Key 与 Value 才来自编码器 M。")
     expect(got.shape == want.shape, f"输出形状应为 {tuple(want.shape)}，你的是 {tuple(got.shape)}。")

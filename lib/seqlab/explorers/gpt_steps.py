@@ -21,6 +21,7 @@ from seqlab import gpt, train
 from seqlab.explorers import Explorer, clean_text, register
 from seqlab.explorers.prefill_decode import _html_table
 from seqlab.figures import ATTENTION_SCALE, PALETTE, stepped_figure
+from seqlab.measure import StepCost
 from seqlab.runtime import single_thread
 
 EXAMPLE = "他一口气把"
@@ -155,7 +156,7 @@ class GptStepsExplorer(Explorer):
 
 
 # ---------------------------------------------------------------- 正文里的两张度量图
-def step_cost_figure(costs: list[gpt.StepCost]) -> go.Figure:
+def step_cost_figure(costs: list[StepCost]) -> go.Figure:
     """沿一次生成的每一步：左边数出的运算量与搬运的字节，右边本机实测的 CPU 时间（只显示）。"""
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14,
                         subplot_titles=("每一步的运算量与搬运的字节（计数）", "每一步的 CPU 时间（本机实测）"))

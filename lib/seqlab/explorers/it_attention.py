@@ -20,6 +20,7 @@ from seqlab.errors import InputError
 from seqlab.explorers import Explorer, clean_text, register
 from seqlab.figures import attention_heatmap, stepped_figure
 from seqlab.runtime import single_thread
+from seqlab.train import pronoun
 
 MAX_NOUN_CHARS = 4
 CJK = re.compile(r"^[\u3400-\u4dbf\u4e00-\u9fff\U00020000-\U0003134f]+$")
@@ -59,7 +60,7 @@ def it_state(template: str, noun_a: str, noun_b: str) -> ItState:
     noun_a, noun_b = _noun(noun_a, "名词 A"), _noun(noun_b, "名词 B")
     if noun_a == noun_b:
         raise InputError("两个名词相同，「它」指哪一个都一样：请换一个。")
-    ckpt = train.load(attention.WINOGRAD_CHECKPOINT)
+    ckpt = train.load(pronoun.WINOGRAD_CHECKPOINT)
     model, vocab = ckpt.model, ckpt.config["vocab"]
     t = winograd.TEMPLATE_BY_KEY[template]
     examples = [winograd.make_example(template, noun_a, noun_b, w) for w in t.words]

@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 import torch
 
 from seqlab import train
-from seqlab import transformer as tf
+from seqlab.train import induction
 from seqlab.explorers import Explorer, clean_text, register
 from seqlab.figures import attention_heatmap, stepped_figure
 from seqlab.runtime import single_thread
@@ -39,24 +39,24 @@ class LayerHeadState:
 @torch.no_grad()
 def layer_head_state(segment: str, layer: int, head: int) -> LayerHeadState:
     segment = clean_text(segment, max_chars=200, what="字段")
-    ids = tf.repeat_twice(segment)
+    ids = induction.repeat_twice(segment)
     with single_thread():  # 这么小的模型，单线程最快；机器繁忙时多线程反而要等
         logits, weights = train.load("transformer_induction").model(ids, return_weights=True)
     L = len(segment)
     pred = logits[0].argmax(-1)
     target = ids[0, 1:]
     graded = slice(L + 1, 2 * L)  # 第二遍里、当前字已经出现过的位置（最后一个位置之后没有答案）
-    tokens = [tf.COPY_VOCAB[i] for i in ids[0].tolist()]
+    tokens = [induction.COPY_VOCAB[i] for i in ids[0].tolist()]
     return LayerHeadState(
         segment=segment,
         layer=layer,
         head=head,
         tokens=tokens,
         alpha=weights[layer - 1][0, head - 1].tolist(),
-        predicted="".join(tf.COPY_VOCAB[i] for i in pred.tolist()),
+        predicted="".join(induction.COPY_VOCAB[i] for i in pred.tolist()),
         correct=int((pred[graded] == target[graded]).sum()),
         graded=L - 1,
-        scores=tf.head_scores(weights, L)[(layer - 1, head - 1)],
+        scores=induction.head_scores(weights, L)[(layer - 1, head - 1)],
     )
 
 

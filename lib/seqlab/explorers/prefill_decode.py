@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from seqlab.figures import PALETTE
-from seqlab.transformer import PrefillDecode, Span
+from seqlab.measure import PrefillDecode, Span
 
 MODE_NAMES = {
     "prefill": "Prefill：一次前向处理全部位置",

@@ -24,6 +24,7 @@ from seqlab import attention, corpus
 from seqlab.errors import DEFAULT_BUDGET_BYTES, InputError, MemoryBudgetError, format_bytes
 from seqlab.explorers import Explorer, register
 from seqlab.figures import PALETTE, stepped_figure
+from seqlab.measure import ScalingResult
 from seqlab.runtime import single_thread
 
 S_MAX = 256  # 实时面热力图的最大长度
@@ -523,7 +524,7 @@ def _static_state(S: int) -> go.Figure:
 
 
 # ---------------------------------------------------------------- 正文里的两张图
-def scaling_figure(result: attention.ScalingResult, fit_from: int = 0) -> go.Figure:
+def scaling_figure(result: ScalingResult, fit_from: int = 0) -> go.Figure:
     """实测的用时与峰值内存（对数—对数坐标），图例里写上拟合的斜率。"""
     slopes = result.slopes(fit_from)
     fig = make_subplots(

@@ -3,7 +3,9 @@
 检查点保存在 ``seqlab/checkpoints/``：``<name>.safetensors`` 是模型参数，``<name>.json`` 是构造模型所需的
 超参数（``config``）和训练记录（``meta``：种子、步数、用时、指标……）。两者读取时都不执行代码。
 全书只有一个读取入口 ``load(name)``。每个检查点都能由 ``python -m seqlab.train <name>`` 用固定种子重新训练出来
-（见各模块登记的 ``RECIPES``）。
+（见各模块登记的 ``RECIPES``）。各任务的训练在本包的子模块里：``masked_words``（第 1.2 节）、
+``pronoun``（第 1.5 节）、``induction``（第 1.6 节）；``seq2seq``、``charlm``、``gpt``、``encdec`` 还把自己的
+配方与模型写在同一个模块里（``RECIPE_MODULES`` 列出所有登记配方的模块）。
 
 可复现性的保证（``tests/test_checkpoints.py`` 检查的正是这两条）：
 
@@ -26,7 +28,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
+CHECKPOINT_DIR = Path(__file__).resolve().parent.parent / "checkpoints"
 
 
 @dataclass
@@ -170,8 +172,8 @@ def load(name: str) -> Checkpoint:
 
 # 名字 → 重新训练并保存该检查点的函数。各模块在导入时登记自己的配方。
 RECIPES: dict[str, Callable[[], Path]] = {}
-MODEL_MODULES = ["seqlab.embedding", "seqlab.seq2seq", "seqlab.attention", "seqlab.transformer", "seqlab.gpt",
-                 "seqlab.charlm", "seqlab.encdec"]
+RECIPE_MODULES = ["seqlab.train.masked_words", "seqlab.seq2seq", "seqlab.train.pronoun", "seqlab.train.induction",
+                 "seqlab.gpt", "seqlab.charlm", "seqlab.encdec"]
 
 
 # 名字 → {指标: 容差}：换一台机器重新训练时，``meta`` 里这些指标与随书检查点的差别不超过容差（绝对值）。
@@ -193,7 +195,7 @@ def _load_model_modules() -> None:
     """导入登记了配方与构造函数的模块（它们在导入时登记自己）。"""
     import importlib
 
-    for module in MODEL_MODULES:
+    for module in RECIPE_MODULES:
         importlib.import_module(module)
 
 
@@ -210,10 +212,3 @@ def main(argv: list[str]) -> int:
         print(f"{name}: {path} ({path.stat().st_size / 1024:.0f} KiB, {time.perf_counter() - start:.1f} s)")
     return 0
 
-
-if __name__ == "__main__":
-    # 用 ``python -m seqlab.train`` 运行时本文件是 ``__main__``，而各模块把配方登记在
-    # ``seqlab.train.RECIPES`` 里——所以要调用那个模块的 ``main``，不能用这里的副本。
-    from seqlab.train import main as _main
-
-    raise SystemExit(_main(sys.argv[1:]))
