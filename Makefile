@@ -65,8 +65,11 @@ test: $(STAMP)
 	$(MAKE) test-site
 	$(MAKE) test-lab
 
+# 静态检查：ruff（含分层的禁用 API）、import-linter 的分层契约、mypy 的类型检查（配置都在 pyproject.toml 里）。
 test-lib: $(STAMP)
 	$(BIN)/ruff check lib tests tools
+	$(BIN)/lint-imports
+	$(BIN)/mypy
 	$(BIN)/pytest -n $(JOBS) -m "not slow and not browser" tests
 
 # 完整版笔记本在严格模式下执行（参考答案必须通过每个检查）；学生版在宽松模式下从头到尾执行，

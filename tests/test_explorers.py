@@ -101,7 +101,7 @@ def test_bad_input_gives_a_chinese_message_and_keeps_the_last_good_figure(explor
             good = _data(view)
             try:
                 control.value = bad
-            except Exception:  # 控件自己拒绝了这个值（例如整数框里放 NaN）：读者根本输不进去
+            except Exception:  # noqa: BLE001 —— 控件自己拒绝了这个值（例如整数框里放 NaN）：读者根本输不进去
                 continue
             swept += 1
             assert view.unexpected is None, f"{name}={bad!r} 引发了意外异常：{view.unexpected!r}"

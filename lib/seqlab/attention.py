@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Callable, Sequence
@@ -152,8 +153,8 @@ def rnn_parallel_sweeps(rnn: nn.RNN, X: torch.Tensor, sweeps: int) -> torch.Tens
 
     形状：``X (S, d_in)`` → ``(S, d_h)``。只支持单层、tanh 的 ``nn.RNN``。
     """
-    W_x, W_h = rnn.weight_ih_l0, rnn.weight_hh_l0
-    b = rnn.bias_ih_l0 + rnn.bias_hh_l0
+    W_x, W_h = rnn.get_parameter("weight_ih_l0"), rnn.get_parameter("weight_hh_l0")
+    b = rnn.get_parameter("bias_ih_l0") + rnn.get_parameter("bias_hh_l0")
     drive = X @ W_x.T + b  # (S, d_h)：每个位置自己的输入项，与轮数无关
     H = torch.tanh(drive)
     for _ in range(sweeps):
@@ -186,7 +187,7 @@ def rnn_reach(S: int, d: int = 8, seed: int = 0) -> torch.Tensor:
     rows = []
     with single_thread():
         for k in range(S):
-            J = _jacobian(lambda x1, k=k: sweeps_from(x1, k), X[0])  # (S, d, d)
+            J = _jacobian(functools.partial(sweeps_from, k=k), X[0])  # (S, d, d)
             rows.append(J.flatten(1).norm(dim=1))  # (S,)：每个位置对 x_1 的导数范数
     return torch.stack(rows).detach()
 

@@ -21,6 +21,7 @@ import random
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -30,8 +31,8 @@ from seqlab import corpus
 from seqlab.corpus import reading_cue
 from seqlab.errors import InputError
 from seqlab.lm import EOS, UNK
-from seqlab.rnn import ElmanRNN
 from seqlab.measure import n_parameters
+from seqlab.rnn import ElmanRNN
 from seqlab.runtime import single_thread
 from seqlab.train import builder, recipe, save
 
@@ -229,7 +230,7 @@ def ngram_cue_accuracy(ngram, sentences) -> float:
 
 
 # ---------------------------------------------------------------- 配方
-TRAIN = {"seed": 1303, "B": 32, "L": 32, "steps": 800, "lr": 5e-3, "lr_end": 5e-4, "clip": 1.0,
+TRAIN: dict[str, Any] = {"seed": 1303, "B": 32, "L": 32, "steps": 800, "lr": 5e-3, "lr_end": 5e-4, "clip": 1.0,
          "d_emb": 32, "d_h": 128}
 NAMES = {cell: f"charlm_{cell}" for cell in CELLS}
 

@@ -273,7 +273,6 @@ def fill_mask(model: MaskedWordModel, vocab: Vocab, tokens: Sequence[str], t: in
 __all__ = [
     "UNK",
     "Embedding",
-    "LookupTiming",
     "MaskedWordModel",
     "WindowContext",
     "context_vectors",
@@ -284,7 +283,6 @@ __all__ = [
     "lookup",
     "lookup_by_matmul",
     "masked_accuracy",
-    "measure_lookup",
     "nearest_words",
     "one_hot",
     "onehot_bytes",

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -48,7 +49,8 @@ class MultiHeadCrossAttention(MultiHeadSelfAttention):
     不需要掩码：源句在解码的每一步都完整可见。
     """
 
-    def forward(self, Y: torch.Tensor, M: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    # 交叉注意力读两个序列，参数与自注意力不同：这里有意不沿用父类 forward 的签名。
+    def forward(self, Y: torch.Tensor, M: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:  # type: ignore[override]
         Q = self.split_heads(self.W_Q(Y))
         K = self.split_heads(self.W_K(M))
         V = self.split_heads(self.W_V(M))
@@ -128,8 +130,8 @@ def decoder_block_from_torch(layer: nn.TransformerDecoderLayer) -> DecoderBlock:
         for linear, theirs in ((block.ffn.W_1, layer.linear1), (block.ffn.W_2, layer.linear2)):
             linear.weight.copy_(theirs.weight)
             linear.bias.copy_(theirs.bias)
-        for ours, theirs in ((block.norm1, layer.norm1), (block.norm2, layer.norm2), (block.norm3, layer.norm3)):
-            _copy_norm(ours, theirs)
+        for ours, norm in ((block.norm1, layer.norm1), (block.norm2, layer.norm2), (block.norm3, layer.norm3)):
+            _copy_norm(ours, norm)
     return block.eval()
 
 
@@ -238,15 +240,15 @@ def alignment_agreement(model: EncoderDecoderTransformer, data: list[task.Batch]
     与第 1.4 节的 ``seq2seq.alignment_agreement`` 同一个量度（argmax 对上标准对齐的目标步的比例）；
     标准对齐同样从不参与训练。
     """
-    hits, total = None, 0
+    hits, total = [], 0
     for batch in data:
         _, cross = model.greedy(batch.src, batch.tgt.shape[1])  # (B, L, h, T, S)
         cross = torch.cat([cross, head_mean(cross)[:, :, None]], dim=2)  # (B, L, h + 1, T, S)
         gold = torch.tensor([task.alignment([task.SRC_TOKENS[i] for i in src]) for src in batch.src])  # (B, T)
         agree = (cross.argmax(dim=-1) == gold[:, None, None, :]).sum(dim=(0, 3))
-        hits = agree if hits is None else hits + agree
+        hits.append(agree)
         total += gold.numel()
-    return hits / total
+    return torch.stack(hits).sum(dim=0) / total
 
 
 def chance_agreement(data: list[task.Batch]) -> float:
@@ -262,8 +264,8 @@ def head_mean(cross: torch.Tensor) -> torch.Tensor:
 # ---------------------------------------------------------------- 配方
 NAME = "encdec_transformer"
 SHOWN_LAYER = 1  # 正文与探索器展示的那一层交叉注意力（从 0 数）；笔记本用第 1.4 节的评估集核对它是对齐最好的一层
-CONFIG = {"d_model": 64, "n_heads": 2, "d_ff": 128, "n_layers": 2, "norm_first": True}
-TRAIN = {"seed": 1406, "steps": 600, "batch_size": 64, "lr": 5e-3, "lr_end": 5e-4}
+CONFIG: dict[str, Any] = {"d_model": 64, "n_heads": 2, "d_ff": 128, "n_layers": 2, "norm_first": True}
+TRAIN: dict[str, Any] = {"seed": 1406, "steps": 600, "batch_size": 64, "lr": 5e-3, "lr_end": 5e-4}
 
 
 def train_model(*, steps: int | None = None, progress: bool = True) -> tuple[EncoderDecoderTransformer, dict]:

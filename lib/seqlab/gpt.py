@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 import torch
 from torch import nn
@@ -40,7 +41,7 @@ SHOWN = {BOS: "〈始〉", EOS: "〈终〉", UNK: "〈未知〉", PAD: "〈空�
 NAME = "gpt_chars"
 SEED = 2017
 MODEL_KEYS = ("vocab_size", "d_model", "n_heads", "d_ff", "n_layers", "norm_first")
-ARCH = {"d_model": 64, "n_heads": 4, "d_ff": 192, "n_layers": 2, "norm_first": True}
+ARCH: dict[str, Any] = {"d_model": 64, "n_heads": 4, "d_ff": 192, "n_layers": 2, "norm_first": True}
 MAX_CONTEXT = 64  # 训练时最长的句子不到 30 个 token；再长的上下文模型没见过，也不让探索器去算
 
 
@@ -73,7 +74,7 @@ def sentence_ids(sentences: Sequence[str], vocab: Vocab) -> torch.Tensor:
     return torch.tensor([r + [pad] * (width - len(r)) for r in rows])
 
 
-def token_nll(model: tf.TinyDecoder, ids: torch.Tensor) -> torch.Tensor:
+def token_nll(model: tf.TinyDecoder, ids: torch.Tensor) -> tuple[torch.Tensor, int]:
     """``ids (B, S)`` 里每个非填充位置上 ``-log p(下一个 token | 前文)`` 的总和与个数：``(总和, 个数)``。
 
     因果掩码保证补在右边的 ``<pad>`` 影响不到它前面的位置；``<pad>``（``SPECIALS`` 排第一，id 为 0）本身不计入。

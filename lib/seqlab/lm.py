@@ -262,7 +262,7 @@ class DigitTranscriber:
         y = ""
         for _ in range(len(x) + 1):
             dist = self.step(x, y)
-            best = max(dist, key=dist.get)
+            best = max(dist, key=dist.__getitem__)
             if best == EOS:
                 break
             y += best

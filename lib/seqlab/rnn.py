@@ -97,8 +97,9 @@ class ElmanRNN(nn.Module):
         phi = {"tanh": "tanh", "relu": None}[rnn.nonlinearity]
         if phi is None:
             raise InputError("本书的 ElmanRNN 只实现了 tanh（以及线性）非线性。")
-        b = rnn.bias_ih_l0.detach() + rnn.bias_hh_l0.detach()
-        return cls.from_matrices(rnn.weight_ih_l0.detach(), rnn.weight_hh_l0.detach(), b, phi)
+        W_x, W_h = rnn.get_parameter("weight_ih_l0").detach(), rnn.get_parameter("weight_hh_l0").detach()
+        b = rnn.get_parameter("bias_ih_l0").detach() + rnn.get_parameter("bias_hh_l0").detach()
+        return cls.from_matrices(W_x, W_h, b, phi)
 
     def step(self, e_t: torch.Tensor, h_prev: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """一步：``e_t (…, d_in)``，``h_prev (…, d)`` → ``(h_t, a_t)``，两者形状 ``(…, d)``。"""
@@ -283,7 +284,9 @@ def input_gradient_norms(model: nn.Module, X: torch.Tensor, u: torch.Tensor) -> 
     out = model(X)
     H = out[0] if isinstance(out, tuple) else out
     (H[:, -1] @ u).sum().backward()
-    norms = X.grad.norm(dim=-1).median(dim=0).values  # (S,)
+    grad = X.grad
+    assert grad is not None  # X 是要求梯度的叶子张量，反向传播之后一定有梯度
+    norms = grad.norm(dim=-1).median(dim=0).values  # (S,)
     return norms.flip(0)
 
 

@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import random
 import time
+from typing import Any, Protocol
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from seqlab.corpus import translation as task
+from seqlab.errors import InputError
 from seqlab.measure import n_parameters
 from seqlab.runtime import single_thread
 from seqlab.train import builder, fit, recipe, save
@@ -199,8 +201,16 @@ def training_pairs(seed: int, batch_size: int):
         yield batch.src, batch.tgt
 
 
+class Translator(Protocol):
+    """能贪心翻译的模型：本节的两个模型，以及第 1.6 节的编码器—解码器 Transformer。"""
+
+    def eval(self) -> Any: ...
+
+    def greedy(self, src: torch.Tensor, T: int) -> tuple[torch.Tensor, Any]: ...
+
+
 @torch.no_grad()
-def accuracy_by_length(model: FixedContextSeq2Seq, data: list[task.Batch]) -> dict[int, float]:
+def accuracy_by_length(model: Translator, data: list[task.Batch]) -> dict[int, float]:
     """贪心解码后逐位置比较：``{源长度: 译对的目标词比例}``。"""
     model.eval()
     out = {}
@@ -220,6 +230,8 @@ def alignment_agreement(model: AttentionSeq2Seq, data: list[task.Batch]) -> floa
     hits = total = 0
     for batch in data:
         _, alphas = model.greedy(batch.src, batch.tgt.shape[1])
+        if alphas is None:
+            raise InputError("固定上下文模型没有注意力权重，谈不上对齐：请传入注意力模型。")
         for src, alpha in zip(batch.src, alphas):
             gold = torch.tensor(task.alignment([task.SRC_TOKENS[i] for i in src]))
             hits += int((alpha.argmax(dim=-1) == gold).sum())
@@ -232,13 +244,13 @@ def mean_accuracy(acc: dict[int, float]) -> float:
 
 
 # 检查点：名字 → 构造参数。四个固定上下文模型只差隐藏维度，用来把“容量”和“瓶颈”分开看。
-SPECS = {
+SPECS: dict[str, Any] = {
     "seq2seq_attention": {"kind": "attention", "d_h": 64},
     "seq2seq_fixed": {"kind": "fixed", "d_h": 64},
     "seq2seq_fixed_h32": {"kind": "fixed", "d_h": 32},
     "seq2seq_fixed_h128": {"kind": "fixed", "d_h": 128},
 }
-TRAIN = {"seed": 1409, "steps": 1000, "batch_size": 64, "lr": 3e-3, "lr_end": 3e-4, "d_emb": 32, "d_a": 64}
+TRAIN: dict[str, Any] = {"seed": 1409, "steps": 1000, "batch_size": 64, "lr": 3e-3, "lr_end": 3e-4, "d_emb": 32, "d_a": 64}
 
 
 def train_model(name: str, *, steps: int | None = None, progress: bool = True) -> tuple[FixedContextSeq2Seq, dict]:

@@ -180,7 +180,9 @@ def piece_bytes(piece: str) -> bytes:
 def show_bytes(raw: bytes) -> str:
     """把一段字节写成读者看得懂的样子：完整的 UTF-8 字符照常显示，
     不完整的字节用十六进制写在 ‹ › 里，例如「已」的前两个字节显示为 ``‹e5 b7›``。"""
-    out, hexes, i = [], [], 0
+    out: list[str] = []
+    hexes: list[str] = []
+    i = 0
 
     def flush():
         if hexes:

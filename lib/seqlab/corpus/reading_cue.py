@@ -63,11 +63,13 @@ def cue_pairs(n_pairs: int, seed: int) -> list[tuple[CueSentence, CueSentence]]:
     对两句给出同一个预测：它在每一对上至多对一句。
     """
     rng = random.Random(seed)
-    pairs, seen = [], set()
+    pairs: list[tuple[CueSentence, CueSentence]] = []
+    seen: set[str] = set()
     while len(pairs) < n_pairs:
         person, place, spot, book = _frame(rng)
         cues = {answer: rng.choice(options) for answer, options in CUES.items()}
-        pair = tuple(_sentence(person, cues[a], a, place, spot, book) for a in ("过", "完"))
+        first, second = (_sentence(person, cues[a], a, place, spot, book) for a in ("过", "完"))
+        pair = (first, second)
         if pair[0].text not in seen:
             seen.update(s.text for s in pair)
             pairs.append(pair)

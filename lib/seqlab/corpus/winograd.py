@@ -117,7 +117,7 @@ def sample(n: int, split: str = "train", seed: int = 0) -> list[Example]:
 
 @lru_cache(maxsize=1)
 def _vocabulary() -> tuple[str, ...]:
-    chars = set()
+    chars: set[str] = set()
     for t in TEMPLATES:
         chars.update(t.text.format(A="", B="", w=""))
         chars.update("".join(t.words))

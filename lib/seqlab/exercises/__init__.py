@@ -132,7 +132,7 @@ def checker(key: str, title: str, *, objective: str, difficulty: int, minutes: i
                 raise AssertionError(result._text())
             return result
 
-        run.exercise = exercise
+        run.exercise = exercise  # type: ignore[attr-defined]  # 给包装后的函数挂上它检查的练习
         return run
 
     return wrap

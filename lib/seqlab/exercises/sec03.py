@@ -9,6 +9,7 @@ from torch import nn
 
 from seqlab.exercises import call, checker, expect, expect_close, expect_tensor, fail
 
+
 def _random_case(seed: int, d: int = 5):
     g = torch.Generator().manual_seed(seed)
     W_h = torch.randn(d, d, generator=g, dtype=torch.float64) / math.sqrt(d)

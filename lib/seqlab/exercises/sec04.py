@@ -10,6 +10,7 @@ import torch
 from seqlab.corpus import translation as task
 from seqlab.exercises import call, checker, expect, expect_tensor, fail
 
+
 def _shape(x: torch.Tensor, shape: tuple[int, ...], what: str) -> None:
     expect(tuple(x.shape) == shape, f"{what} 的形状应为 {shape}，你的是 {tuple(x.shape)}。")
 

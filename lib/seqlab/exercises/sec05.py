@@ -7,8 +7,10 @@ from functools import cache
 
 import torch
 
-from seqlab import attention, measure
+from seqlab import attention
 from seqlab.exercises import call, checker, expect, expect_tensor, fail
+from seqlab.measure import peak_memory_bytes
+
 
 @checker(
     "1.5.1",
@@ -76,7 +78,7 @@ def attention_peak(S: int) -> int:
         fail(f"长度 {S} 太长了：这道题的答案在几百以内，请从小的长度开始倍增。")
     X = torch.randn(S, PEAK_WIDTH, generator=torch.Generator().manual_seed(S))
     with torch.no_grad():
-        return measure.peak_memory_bytes(lambda: _attention_layer()(X))
+        return peak_memory_bytes(lambda: _attention_layer()(X))
 
 
 MAX_MEASUREMENTS = 40

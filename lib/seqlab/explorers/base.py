@@ -15,7 +15,8 @@ from __future__ import annotations
 import html
 import math
 import numbers
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar, Generic, TypeVar
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
@@ -25,8 +26,10 @@ from seqlab.explorers.plotview import PlotView, figure_json
 
 MAX_TEXT_CHARS = 2000
 
+State = TypeVar("State")  # 一个探索器的“状态”：compute 的结果，figure、update、caption 的输入
 
-class Explorer:
+
+class Explorer(Generic[State]):
     """所有探索器的基类。子类设置 ``name``、``title``、``examples`` 并实现各个钩子。
 
     * ``controls()``：返回 ``{参数名: ipywidgets 控件}``，参数名与 ``compute`` 的关键字一致。
@@ -45,19 +48,20 @@ class Explorer:
     def controls(self) -> dict[str, widgets.ValueWidget]:
         raise NotImplementedError
 
-    def compute(self, **params) -> Any:
-        raise NotImplementedError
+    # 每个子类按自己的参数写出 compute（例如 ``compute(self, text: str, step: int = 1)``），所以这里只声明
+    # “接受控件的取值、返回状态”，不限定参数表。
+    compute: Callable[..., State]
 
-    def figure(self, state) -> go.Figure:
+    def figure(self, state: State) -> go.Figure:
         raise NotImplementedError
 
     def static_figure(self) -> go.Figure:
         raise NotImplementedError
 
-    def caption(self, state) -> str:
+    def caption(self, state: State) -> str:
         return ""
 
-    def update(self, fig: go.Figure, state) -> None:
+    def update(self, fig: go.Figure, state: State) -> None:
         new = self.figure(state)
         if len(new.data) != len(fig.data):
             fig.data = []
@@ -85,7 +89,7 @@ class LiveView:
     （正常情况下永远是 ``None``，测试会检查它）。
     """
 
-    def __init__(self, explorer: Explorer):
+    def __init__(self, explorer: Explorer[Any]):
         self.explorer = explorer
         self.controls = explorer.controls()
         self.message = widgets.HTML(layout=widgets.Layout(min_height="1.6em"))
@@ -215,7 +219,7 @@ def checked_value(name: str, control: widgets.ValueWidget, value: Any) -> Any:
         return value
     except InputError:
         raise
-    except Exception as err:  # noqa: BLE001 —— 连比较都会出错的怪值（例如自定义对象）
+    except Exception as err:  # 连比较都会出错的怪值（例如自定义对象）：转成 InputError 再抛出
         raise InputError(f"{label}收不下这个值（{type(value).__name__}）。") from err
 
 

@@ -15,10 +15,10 @@ import plotly.graph_objects as go
 import torch
 
 from seqlab import train
-from seqlab.train import induction
 from seqlab.explorers import Explorer, clean_text, register
 from seqlab.figures import attention_heatmap, stepped_figure
 from seqlab.runtime import single_thread
+from seqlab.train import induction
 
 EXAMPLE = "苹果天雨山"
 

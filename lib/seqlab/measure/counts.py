@@ -15,6 +15,7 @@ from seqlab.errors import InputError, guard_memory
 from seqlab.rnn import ElmanRNN, graph_depth, phi_fn
 from seqlab.transformer import KVCache, MultiHeadSelfAttention, TinyDecoder, guard_decoder
 
+
 # ---------------------------------------------------------------- 参数个数与浮点运算数
 def n_parameters(model: nn.Module) -> int:
     """模型的参数个数（所有参数张量的元素个数之和）。"""
@@ -68,7 +69,7 @@ def graph_distance(output: torch.Tensor, leaf: torch.Tensor) -> int:
     """从输入 ``leaf`` 到 ``output`` 的最短依赖链有多少个运算：信息最少要经过几步才能从一处到达另一处。"""
     frontier, seen, steps = [output.grad_fn], set(), 0
     while frontier:
-        nxt = []
+        nxt: list = []
         for node in frontier:
             if node is None or node in seen:
                 continue

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from dataclasses import dataclass
@@ -74,7 +75,7 @@ def measure_prefill_decode(model: TinyDecoder, S: int, *, repeats: int = 5, seed
                 _run_mode(model, ids, m)
                 samples[m].append(cpu_clock() - start)
                 wall[m].append(time.perf_counter() - start_wall)
-        flops = {m: count_flops(lambda m=m: _run_mode(model, ids, m)) for m in MODES}
+        flops = {m: count_flops(functools.partial(_run_mode, model, ids, m)) for m in MODES}
     return PrefillDecode(S, samples, wall, flops)
 
 

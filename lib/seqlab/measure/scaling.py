@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections.abc import Sequence
@@ -12,7 +13,7 @@ import torch
 from torch import nn
 
 from seqlab.attention import SelfAttention, check_length
-from seqlab.embedding import lookup, one_hot, onehot_bytes
+from seqlab.embedding import lookup, lookup_by_matmul, one_hot, onehot_bytes
 from seqlab.errors import DEFAULT_BUDGET_BYTES, InputError, guard_memory
 from seqlab.measure.counts import counted_flops
 from seqlab.measure.timing import peak_memory_bytes, timing_samples
@@ -157,8 +158,8 @@ def measure_lookup(
             b = u @ E
             if not torch.allclose(a, b):
                 raise AssertionError("两种查表结果不一致")
-            t_index = min(timing_samples(lambda E=E, ids=ids: lookup(E, ids), repeats))
-            t_matmul = min(timing_samples(lambda E=E, ids=ids, V=V: one_hot(ids, V) @ E, repeats))
+            t_index = min(timing_samples(functools.partial(lookup, E, ids), repeats))
+            t_matmul = min(timing_samples(functools.partial(lookup_by_matmul, E, ids), repeats))
             out.append(LookupTiming(V, n_tokens, d, t_index, t_matmul, a.nbytes, u.nbytes + b.nbytes))
             del E, u, a, b
     return out

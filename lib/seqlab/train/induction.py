@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import random
 from collections.abc import Iterator
+from typing import Any, cast
 
 import torch
 from torch import nn
@@ -16,7 +17,7 @@ from torch import nn
 from seqlab.errors import InputError
 from seqlab.runtime import single_thread
 from seqlab.train import builder, fit, recipe, save
-from seqlab.transformer import TinyDecoder
+from seqlab.transformer import TinyDecoder, TransformerBlock
 
 COPY_TOKENS = list("书读过完吃苹果天雨山水花月星云风雪河海林")  # 20 个互不相同的字
 BOS = "〈始〉"
@@ -100,14 +101,15 @@ def attention_knocked_out(model: TinyDecoder, layer: int) -> Iterator[None]:
         out, alpha = output
         return torch.zeros_like(out), alpha
 
-    handle = model.blocks[layer].attn.register_forward_hook(zero)
+    block = cast(TransformerBlock, model.blocks[layer])
+    handle = block.attn.register_forward_hook(zero)
     try:
         yield
     finally:
         handle.remove()
 
 
-INDUCTION_CONFIG = {"vocab_size": len(COPY_VOCAB), "d_model": 64, "n_heads": 2, "d_ff": 128, "n_layers": 2, "norm_first": True}
+INDUCTION_CONFIG: dict[str, Any] = {"vocab_size": len(COPY_VOCAB), "d_model": 64, "n_heads": 2, "d_ff": 128, "n_layers": 2, "norm_first": True}
 INDUCTION_SEED = 2017
 
 

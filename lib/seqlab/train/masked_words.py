@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from seqlab.embedding import (
@@ -19,7 +21,7 @@ from seqlab.runtime import single_thread
 from seqlab.tokenize import MASK
 from seqlab.train import builder, fit, recipe, save
 
-CONFIG = {"d": 32, "w": 2, "steps": 1200, "batch_size": 64, "lr": 3e-3, "seed": 0}
+CONFIG: dict[str, Any] = {"d": 32, "w": 2, "steps": 1200, "batch_size": 64, "lr": 3e-3, "seed": 0}
 
 
 def train_embedding_model(*, progress: bool = True) -> tuple[MaskedWordModel, dict, dict]:

@@ -11,6 +11,7 @@ import statistics
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -93,7 +94,7 @@ def swap_test(model: PronounResolver, vocab: Sequence[str], split: str) -> list[
     return results
 
 
-WINOGRAD_CONFIG = {"d_model": 32, "d_ff": 64, "max_len": 24}
+WINOGRAD_CONFIG: dict[str, Any] = {"d_model": 32, "d_ff": 64, "max_len": 24}
 
 
 def train_pronoun_resolver(
