@@ -22,7 +22,7 @@ from seqlab.embedding import (
 )
 from seqlab.errors import InputError, MemoryBudgetError
 from seqlab.measure import measure_lookup
-from seqlab.train import CHECKPOINT_DIR, RECIPES
+from seqlab.train import CHECKPOINT_DIR, RECIPES, masked_words
 
 
 def test_embedding_matches_torch_nn_embedding():
@@ -105,7 +105,7 @@ def _checkpoint():
 
 
 def test_recipe_is_registered_and_checkpoint_is_small():
-    assert "embedding" in RECIPES
+    assert RECIPES["embedding"] is masked_words.embedding_recipe  # 配方登记在训练层，导入它就登记
     path = CHECKPOINT_DIR / "embedding.safetensors"
     assert path.exists() and path.stat().st_size <= 2 * 2**20
 

@@ -1,8 +1,9 @@
 """seqlab：《从序列建模到 Transformer》配套的小型 PyTorch 库。
 
 一个模块对应书里的一个概念，顺序与章节一致：``corpus``、``lm``、``tokenize``、``embedding``、
-``rnn``、``seq2seq``、``attention``、``transformer``、``train``；``figures`` 与 ``explorers``
-负责画图和交互，``exercises`` 负责练习的自动检查。
+``rnn``、``seq2seq``、``attention``、``transformer``；``measure`` 负责计时、内存与运算量，``train`` 负责
+训练与检查点；``figures`` 与 ``explorers`` 负责画图和交互，``exercises`` 负责练习的自动检查。
+各层只导入它下面的层（``pyproject.toml`` 里 import-linter 的契约，``make test-lib`` 检查）。
 """
 
 from __future__ import annotations

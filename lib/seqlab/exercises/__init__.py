@@ -19,6 +19,7 @@ import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NoReturn
 
 import torch
 
@@ -30,7 +31,7 @@ class CheckFailed(Exception):
     """检查未通过；消息是给学生看的中文说明。"""
 
 
-def fail(message: str) -> None:
+def fail(message: str) -> NoReturn:
     raise CheckFailed(message)
 
 
@@ -46,12 +47,17 @@ def expect_tensor(value, what: str = "返回值") -> torch.Tensor:
     return value
 
 
+def expect_number(value, what: str = "返回值", *, integer: bool = False) -> float:
+    """学生返回的 ``value`` 必须能转换成一个数（``integer=True`` 时转换成整数），否则说明收到的是什么。"""
+    try:
+        return int(value) if integer else float(value)
+    except (TypeError, ValueError):
+        fail(f"{what}应该是一个{'整数' if integer else '数'}，但你给的是 {type(value).__name__}：{value!r}")
+
+
 def expect_close(got, want, what: str, *, tol: float = 1e-6) -> None:
     """比较两个实数（或可以转换成实数的对象），不符时说出期望值和实际值。"""
-    try:
-        got_f = float(got)
-    except (TypeError, ValueError):
-        fail(f"{what}应该是一个数，但你给的是 {type(got).__name__}：{got!r}")
+    got_f = expect_number(got, what)
     if not math.isfinite(got_f):
         fail(f"{what}是 {got_f}，不是有限的数。")
     if not math.isclose(got_f, float(want), rel_tol=tol, abs_tol=tol):

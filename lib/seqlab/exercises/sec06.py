@@ -6,7 +6,7 @@ import torch
 
 from seqlab import measure
 from seqlab import transformer as tf
-from seqlab.exercises import call, checker, expect, expect_close, expect_tensor, fail
+from seqlab.exercises import call, checker, expect, expect_close, expect_number, expect_tensor, fail
 
 
 @checker(
@@ -107,10 +107,7 @@ def check_decode_step_flops(decode_step_flops):
     for T, d, d_ff, n_layers, vocab in cases:
         got = call(decode_step_flops, T, d, d_ff, n_layers, vocab)
         want = _measured_step_flops(T, d, d_ff, n_layers, vocab)
-        try:
-            got_f = float(got)
-        except (TypeError, ValueError):
-            fail(f"应返回一个数，你返回的是 {got!r}。")
+        got_f = expect_number(got)
         diff = want - got_f
         if diff == 2 * d * vocab:
             fail(f"T = {T} 时少了 2·d·V = {2 * d * vocab:,}：最后还要把向量乘上输出矩阵，得到词表上的 logits。")
@@ -183,10 +180,7 @@ def check_kv_cache_size(kv_cache_size):
         size = torch.empty((), dtype=dtype).element_size()
         got = call(kv_cache_size, n_layers, d, T, B, size)
         want = _real_cache_bytes(n_layers, d, T, B, dtype)
-        try:
-            got_i = int(got)
-        except (TypeError, ValueError):
-            fail(f"应返回一个整数（字节数），你返回的是 {got!r}。")
+        got_i = int(expect_number(got, "字节数", integer=True))
         where = f"{n_layers} 层、d_model = {d}、T = {T}、batch = {B}、每个数 {size} 字节"
         if 2 * got_i == want:
             fail(f"{where}时只有真实缓存的一半：K 和 V 各存一份。")
