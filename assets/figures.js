@@ -1,7 +1,9 @@
-/* 网页上的交互图（静态探索器）。plotly.js 与本脚本都是延迟加载的：正文和公式先出现，图随后画出。
+/* 网页上的交互图（静态探索器）。本脚本延迟加载：正文和公式先出现，图随后画出。
  *
  * 每张图在页面里是一个 <figure class="seqlab-figure">：简短的中文文字说明、控件的位置、空的
- * plotly-graph-div，以及一段 JSON（数据、版面、控件，由 seqlab.figures.figure_html 写出）。本脚本
+ * plotly-graph-div，以及图的数据（数据、版面、控件，由 seqlab.figures.figure_html 写出；构建网站时
+ * 搬进 _static/seqlab/figures/ 里的小文件，页面上只留地址）。本脚本
+ *   0. 在一张图快要滚进屏幕时才加载 plotly.js（全站一份）和这张图的数据；
  *   1. 画图，并把 plotly 的滑块与下拉菜单换成网页自己的 <input type="range"> 与 <select>：
  *      鼠标、手指、键盘（Tab 找到、方向键拨动）都能用，读屏软件读出中文标签与当前值；
  *      拨动时执行与 plotly 滑块完全相同的 Plotly.update / restyle / relayout 调用；
@@ -14,7 +16,50 @@
 
   const NARROW_PX = 640; // 图的宽度小于它时用窄版面
   const MIN_TICK_GAP_PX = { x: 56, y: 24 }; // 相邻刻度标签至少相隔这么远
+  // 图离屏幕还有这么远时就开始加载 plotly.js 与这张图的数据：读者滚到时它多半已经画好了
+  const AHEAD = "1200px 0px";
+  const here = document.currentScript ? document.currentScript.src : location.href;
+  const PLOTLY_SRC = new URL("plotly-cartesian.min.js", here).href;
 
+  /** 插入一个 <script>（从本地磁盘 file:// 打开网站时也能用）；同一个地址只加载一次。 */
+  const scripts = new Map();
+  function loadScript(src) {
+    if (!scripts.has(src)) {
+      scripts.set(src, new Promise((resolve, reject) => {
+        const s = document.createElement("script");
+        s.src = src;
+        s.async = true;
+        s.onload = resolve;
+        s.onerror = () => reject(new Error(`加载 ${src} 失败`));
+        document.head.append(s);
+      }));
+    }
+    return scripts.get(src);
+  }
+
+  let plotlyReady = null;
+  /** plotly.js（全站共用的一份）：第一张图需要它时才加载，并注册中文界面。 */
+  function plotly() {
+    if (!plotlyReady) plotlyReady = (window.Plotly ? Promise.resolve() : loadScript(PLOTLY_SRC)).then(registerLocale);
+    return plotlyReady;
+  }
+
+  // 每张图的数据文件调用 seqlabFigureData(键, 数据)
+  const figureData = new Map();
+  const waiting = new Map();
+  window.seqlabFigureData = (key, spec) => {
+    figureData.set(key, spec);
+    if (waiting.has(key)) waiting.get(key)(spec);
+  };
+  function loadSpec(script) {
+    if (!script.dataset.src) return Promise.resolve(JSON.parse(script.textContent));
+    const key = script.dataset.key;
+    if (figureData.has(key)) return Promise.resolve(figureData.get(key));
+    const arrived = new Promise((resolve) => waiting.set(key, resolve));
+    return loadScript(new URL(script.dataset.src, location.href).href).then(() => arrived);
+  }
+
+  function registerLocale() {
   Plotly.register({
     moduleType: "locale",
     name: "zh-CN",
@@ -33,6 +78,7 @@
       trace: "轨迹",
     },
   });
+  }
 
   // ---- 小工具：按 "a.b[2].c" 这样的路径读写嵌套对象 ----
   const parts = (path) => path.replace(/\[(\d+)\]/g, ".$1").split(".");
@@ -294,8 +340,19 @@
 
   class BookFigure {
     constructor(script) {
-      this.spec = JSON.parse(script.textContent);
+      this.script = script;
       this.root = script.closest(".seqlab-figure");
+      this.drawn = null;
+    }
+
+    /** 画这张图（只画一次）：先等 plotly.js 和这张图的数据。 */
+    draw() {
+      if (!this.drawn) this.drawn = Promise.all([plotly(), loadSpec(this.script)]).then(([, spec]) => this.plot(spec));
+      return this.drawn;
+    }
+
+    async plot(spec) {
+      this.spec = spec;
       this.gd = document.getElementById(this.spec.id);
       this.controls = this.spec.controls.map((c) => ({ ...c }));
       // “宽版面”：Python 写出的版面，随每一步的 relayout 一起更新。plotly 会改写 gd.layout 里的一些值
@@ -304,9 +361,6 @@
       this.applied = { layout: {}, traces: {} }; // 当前生效的调整：路径 → 值
       this.queue = Promise.resolve();
       this.width = 0;
-    }
-
-    async draw() {
       await Plotly.newPlot(this.gd, clone(this.spec.data), clone(this.spec.layout), this.spec.config);
       this.buildControls();
       this.buildToolbarToggle();
@@ -315,6 +369,7 @@
       new ResizeObserver(() => {
         if (Math.abs(this.root.clientWidth - this.width) > 2) this.run(() => this.fit());
       }).observe(this.root);
+      this.gd.addEventListener("plotly_afterplot", () => this.tidy());
     }
 
     run(task) {
@@ -480,9 +535,27 @@
 
   const figures = [...document.querySelectorAll("script.seqlab-figure-spec")].map((s) => new BookFigure(s));
   window.seqlabFigures = figures;
-  window.seqlabFiguresReady = Promise.all(
-    figures.map((f) => f.draw().then(() => f.gd.addEventListener("plotly_afterplot", () => f.tidy())))
-  ).then(() => {
-    document.documentElement.dataset.seqlabFigures = "ready";
+  let settled = 0;
+  const drawOne = (f) => f.draw().catch((err) => console.error("画图出错：", err)).finally(() => {
+    settled += 1;
+    if (settled === figures.length) document.documentElement.dataset.seqlabFigures = "ready";
   });
+  const started = new Set();
+  const start = (f) => { if (!started.has(f)) { started.add(f); drawOne(f); } };
+  /** 把页面上的图全部画出来（打印或导出 PDF 之前用）；返回全部画好时兑现的 Promise。 */
+  window.seqlabDrawAllFigures = () => Promise.all(figures.map((f) => { start(f); return f.draw().catch(() => {}); }));
+  window.addEventListener("beforeprint", () => window.seqlabDrawAllFigures());
+  if ("IntersectionObserver" in window) {
+    // 图快要滚进屏幕时才加载 plotly.js 与图的数据：打开页面时只下载正文、公式和最前面的几张图
+    const observer = new IntersectionObserver((entries) => {
+      for (const entry of entries) {
+        if (!entry.isIntersecting) continue;
+        observer.unobserve(entry.target);
+        start(figures.find((f) => f.root === entry.target));
+      }
+    }, { rootMargin: AHEAD });
+    figures.forEach((f) => observer.observe(f.root));
+  } else {
+    figures.forEach(start);
+  }
 })();
