@@ -115,7 +115,7 @@ SCROLL_THROUGH_FIGURES = """async () => {
 }"""
 
 
-def wait_for_figures(page, timeout=20000) -> int:
+def wait_for_figures(page, timeout=60000) -> int:
     """把每张图滚到眼前，等它们都画好（并按宽度调整完）；返回图的数目。"""
     n = page.evaluate("document.querySelectorAll('.plotly-graph-div').length")
     if n:

@@ -53,8 +53,8 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     if SHOTS.exists():
-        shutil.rmtree(SHOTS)
-    SHOTS.mkdir(parents=True)
+        shutil.rmtree(SHOTS, ignore_errors=True)
+    SHOTS.mkdir(parents=True, exist_ok=True)  # pytest -n：几个进程同时到这里
     with sync_playwright() as p:
         b = launch(p)
         yield b
