@@ -1,4 +1,5 @@
-/* 本书每一页都（延迟）加载的小脚本：让两个侧栏开关在任何屏幕上都能用；搜索结果的摘要只取正文。
+/* 本书每一页都（延迟）加载的小脚本：让两个侧栏开关在任何屏幕上都能用；放不下的长公式能用键盘滚动；
+ * 搜索结果的摘要只取正文。
  *
  * 主题的脚本只给页面上“第一个” .primary-toggle / .secondary-toggle 绑定了点击事件，而第一个往往是
  * 页眉里隐藏的那一份，读者看得见的开关点了没有反应。这里让其余的开关把点击转交给绑定了事件的那一个：
@@ -15,6 +16,24 @@
         bound.click();
       }, true);
     }
+  }
+
+  // 手机上放不下的长公式可以左右滚动：让它能用键盘聚焦（然后用方向键滚动），只给真的放不下的公式，
+  // 免得多出一串 Tab 停靠点。MathJax 排版完成后标一次，屏幕宽度变了再标一次。
+  if (document.querySelector(".math")) {
+    const markScrollable = () => {
+      for (const m of document.querySelectorAll('mjx-container[display="true"]')) {
+        if (m.scrollWidth > m.clientWidth + 1) m.setAttribute("tabindex", "0");
+        else m.removeAttribute("tabindex");
+      }
+    };
+    const typeset = () => (window.MathJax && MathJax.startup && MathJax.startup.promise
+      ? MathJax.startup.promise : new Promise((r) => setTimeout(r, 100)).then(typeset));
+    typeset().then(() => {
+      markScrollable();
+      let timer = 0;
+      window.addEventListener("resize", () => { clearTimeout(timer); timer = setTimeout(markScrollable, 200); });
+    });
   }
 
   // 搜索页：摘要取自正文，不要打印用的目录、代码单元格和公式的 LaTeX 源码。

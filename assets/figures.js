@@ -1,7 +1,9 @@
-/* 网页上的交互图（静态探索器）。plotly.js 与本脚本都是延迟加载的：正文和公式先出现，图随后画出。
+/* 网页上的交互图（静态探索器）。本脚本延迟加载：正文和公式先出现，图随后画出。
  *
  * 每张图在页面里是一个 <figure class="seqlab-figure">：简短的中文文字说明、控件的位置、空的
- * plotly-graph-div，以及一段 JSON（数据、版面、控件，由 seqlab.figures.figure_html 写出）。本脚本
+ * plotly-graph-div，以及图的数据（数据、版面、控件，由 seqlab.figures.figure_html 写出；构建网站时
+ * 搬进 _static/seqlab/figures/ 里的小文件，页面上只留地址）。本脚本
+ *   0. 在一张图快要滚进屏幕时才加载 plotly.js（全站一份）和这张图的数据；
  *   1. 画图，并把 plotly 的滑块与下拉菜单换成网页自己的 <input type="range"> 与 <select>：
  *      鼠标、手指、键盘（Tab 找到、方向键拨动）都能用，读屏软件读出中文标签与当前值；
  *      拨动时执行与 plotly 滑块完全相同的 Plotly.update / restyle / relayout 调用；
@@ -14,7 +16,51 @@
 
   const NARROW_PX = 640; // 图的宽度小于它时用窄版面
   const MIN_TICK_GAP_PX = { x: 56, y: 24 }; // 相邻刻度标签至少相隔这么远
+  const ROOM_L = 60; // 窄屏上绘图区左边大约留出的宽度（边距加纵轴刻度）
+  // 图离屏幕还有这么远时就开始加载 plotly.js 与这张图的数据：读者滚到时它多半已经画好了
+  const AHEAD = "1200px 0px";
+  const here = document.currentScript ? document.currentScript.src : location.href;
+  const PLOTLY_SRC = new URL("plotly-cartesian.min.js", here).href;
 
+  /** 插入一个 <script>（从本地磁盘 file:// 打开网站时也能用）；同一个地址只加载一次。 */
+  const scripts = new Map();
+  function loadScript(src) {
+    if (!scripts.has(src)) {
+      scripts.set(src, new Promise((resolve, reject) => {
+        const s = document.createElement("script");
+        s.src = src;
+        s.async = true;
+        s.onload = resolve;
+        s.onerror = () => reject(new Error(`加载 ${src} 失败`));
+        document.head.append(s);
+      }));
+    }
+    return scripts.get(src);
+  }
+
+  let plotlyReady = null;
+  /** plotly.js（全站共用的一份）：第一张图需要它时才加载，并注册中文界面。 */
+  function plotly() {
+    if (!plotlyReady) plotlyReady = (window.Plotly ? Promise.resolve() : loadScript(PLOTLY_SRC)).then(registerLocale);
+    return plotlyReady;
+  }
+
+  // 每张图的数据文件调用 seqlabFigureData(键, 数据)
+  const figureData = new Map();
+  const waiting = new Map();
+  window.seqlabFigureData = (key, spec) => {
+    figureData.set(key, spec);
+    if (waiting.has(key)) waiting.get(key)(spec);
+  };
+  function loadSpec(script) {
+    if (!script.dataset.src) return Promise.resolve(JSON.parse(script.textContent));
+    const key = script.dataset.key;
+    if (figureData.has(key)) return Promise.resolve(figureData.get(key));
+    const arrived = new Promise((resolve) => waiting.set(key, resolve));
+    return loadScript(new URL(script.dataset.src, location.href).href).then(() => arrived);
+  }
+
+  function registerLocale() {
   Plotly.register({
     moduleType: "locale",
     name: "zh-CN",
@@ -33,6 +79,7 @@
       trace: "轨迹",
     },
   });
+  }
 
   // ---- 小工具：按 "a.b[2].c" 这样的路径读写嵌套对象 ----
   const parts = (path) => path.replace(/\[(\d+)\]/g, ".$1").split(".");
@@ -144,16 +191,19 @@
           set(`annotations[${i}].x`, 0.5);
           set(`annotations[${i}].y`, grid.get(owner)[1]);
           set(`annotations[${i}].yshift`, 10);
-          set(`annotations[${i}].text`, wrapTitle(a.text || "", 12, width - 40).join("<br>"));
+          // 居中在绘图区上方：绘图区左边的边距（纵轴刻度）比右边宽，所以两边各按左边距留空
+          set(`annotations[${i}].text`, wrapTitle(a.text || "", 12, width - 2 * ROOM_L).join("<br>"));
           set(`annotations[${i}].font.size`, 12);
         });
       }
       // 纸面坐标的注释（子图标题、说明）太长时折行；子图标题与刻度之间留出空隙
       (layout.annotations || []).forEach((a, i) => {
         if (a.xref !== "paper" || !a.text || `annotations[${i}].text` in patch.layout) return;
-        const size = (a.font && a.font.size) || 12;
-        if (textWidth(a.text, size) > width - 40) {
-          set(`annotations[${i}].text`, wrapTitle(a.text, size, width - 40).join("<br>"));
+        // 窄屏上说明文字不比标题大（标题是 14）
+        const size = Math.min((a.font && a.font.size) || 12, 13);
+        if (a.font && a.font.size > size) set(`annotations[${i}].font.size`, size);
+        if (textWidth(a.text, size) > width - ROOM_L - 16) {  // 从绘图区左边起排，到图的右边为止
+          set(`annotations[${i}].text`, wrapTitle(a.text, size, width - ROOM_L - 16).join("<br>"));
           set(`annotations[${i}].x`, 0);
           set(`annotations[${i}].xanchor`, "left");
           set(`annotations[${i}].align`, "left");
@@ -189,10 +239,13 @@
         set("title.yanchor", "top");
         set("title.pad.t", 8);
         // 标题下面留出它自己的几行，再加上最上面一排子图标题的位置
-        const topNoteLines = Math.max(0, ...(layout.annotations || []).map((a, i) =>
-          a.yref === "paper" && a.y >= 0.98 && a.yanchor === "bottom"
-            ? String(patch.layout[`annotations[${i}].text`] ?? a.text ?? "").split("<br>").length : 0));
-        const topNotes = topNoteLines * 17;
+        // 最上面一排子图标题占的高度：行数 × 行高（按它们实际的字号）
+        const topNotes = Math.max(0, ...(layout.annotations || []).map((a, i) => {
+          if (!(a.yref === "paper" && a.y >= 0.98 && a.yanchor === "bottom")) return 0;
+          const lines = String(patch.layout[`annotations[${i}].text`] ?? a.text ?? "").split("<br>").length;
+          const size = patch.layout[`annotations[${i}].font.size`] ?? (a.font && a.font.size) ?? 12;
+          return Math.ceil(lines * size * 1.4);
+        }));
         const topAxis = Object.keys(layout).some((k) => /^xaxis\d*$/.test(k) && layout[k].side === "top");
         set("margin.t", 24 + Math.ceil(lines.length * size * 1.35) + (topNotes ? topNotes + 18 : 12) + (topAxis ? 56 : 0));
       }
@@ -236,6 +289,13 @@
     const topTitles = (layout.annotations || []).some((a) => a.yref === "paper" && a.y >= 0.98 && a.yanchor === "bottom");
     if (!narrow && titleText(layout.title) && topTitles) set("margin.t", (margin.t ?? 60) + 16);
 
+    // 左下角：纵轴最下面的刻度标签有一半伸到横轴下面，横轴第一个标签（常是 0）又有一半伸到纵轴左边，
+    // 两者会碰上：纵轴的标签离轴远一点（往左挪不影响图下方的轴标题与图例）
+    for (const p of panels) {
+      const ys = layout[p.y] || {};
+      if (ys.showticklabels !== false && ys.ticklabelstandoff == null) set(`${p.y}.ticklabelstandoff`, 6);
+    }
+
     // 刻度：每根轴按它的实际长度决定最多放几个标签；给定的标签（tickvals）按间隔抽取
     const plotWidth = width - (narrow ? 64 : (margin.l ?? 60) + (margin.r ?? 30));
     const plotHeight = height - (margin.t ?? 60) - (margin.b ?? 50);
@@ -258,7 +318,23 @@
           const widest = axis.startsWith("x") && !(spec.tickangle && Math.abs(spec.tickangle) >= 60)
             ? Math.max(...labels.map((l) => textWidth(String(l), size))) + 8 : size + 4;
           const room = Math.max(2, Math.floor(lengthPx / Math.max(widest, axis.startsWith("x") ? 0 : gap)));
-          if (labels.length > room) {
+          const ranged = data.ranges && data.ranges[axis];
+          const numeric = Array.isArray(spec.tickvals) && spec.tickvals.every((v) => typeof v === "number");
+          if (numeric && ranged && ["linear", "log"].includes(ranged.type) && ranged.range) {
+            // 数值刻度（例如对数轴上的 256、300、400）：按它们在轴上的实际位置，挤在一起的留前一个
+            const f = ranged.type === "log" ? (v) => Math.log10(v) : (v) => v;
+            const [r0, r1] = ranged.range;
+            const at = (v) => (lengthPx * (f(v) - r0)) / (r1 - r0 || 1);
+            const kept = [];
+            spec.tickvals.forEach((v, k) => {
+              const need = axis.startsWith("x") ? (textWidth(String(labels[k]), size) + textWidth(String(labels[kept.at(-1)] ?? ""), size)) / 2 + 8 : gap;
+              if (!kept.length || Math.abs(at(v) - at(spec.tickvals[kept.at(-1)])) >= need) kept.push(k);
+            });
+            if (kept.length < spec.tickvals.length) {
+              set(`${axis}.tickvals`, kept.map((k) => spec.tickvals[k]));
+              if (spec.ticktext) set(`${axis}.ticktext`, kept.map((k) => spec.ticktext[k]));
+            }
+          } else if (labels.length > room) {
             const every = Math.ceil(labels.length / room);
             const keep = (arr) => arr.filter((_, k) => k % every === 0);
             if (!spec.tickvals && !spec.ticktext) set(`${axis}.tickmode`, "array");
@@ -294,8 +370,19 @@
 
   class BookFigure {
     constructor(script) {
-      this.spec = JSON.parse(script.textContent);
+      this.script = script;
       this.root = script.closest(".seqlab-figure");
+      this.drawn = null;
+    }
+
+    /** 画这张图（只画一次）：先等 plotly.js 和这张图的数据。 */
+    draw() {
+      if (!this.drawn) this.drawn = Promise.all([plotly(), loadSpec(this.script)]).then(([, spec]) => this.plot(spec));
+      return this.drawn;
+    }
+
+    async plot(spec) {
+      this.spec = spec;
       this.gd = document.getElementById(this.spec.id);
       this.controls = this.spec.controls.map((c) => ({ ...c }));
       // “宽版面”：Python 写出的版面，随每一步的 relayout 一起更新。plotly 会改写 gd.layout 里的一些值
@@ -304,9 +391,6 @@
       this.applied = { layout: {}, traces: {} }; // 当前生效的调整：路径 → 值
       this.queue = Promise.resolve();
       this.width = 0;
-    }
-
-    async draw() {
       await Plotly.newPlot(this.gd, clone(this.spec.data), clone(this.spec.layout), this.spec.config);
       this.buildControls();
       this.buildToolbarToggle();
@@ -315,6 +399,7 @@
       new ResizeObserver(() => {
         if (Math.abs(this.root.clientWidth - this.width) > 2) this.run(() => this.fit());
       }).observe(this.root);
+      this.gd.addEventListener("plotly_afterplot", () => this.tidy());
     }
 
     run(task) {
@@ -329,6 +414,12 @@
         type: t.type, xaxis: t.xaxis, yaxis: t.yaxis, name: t.name, showlegend: t.showlegend, showscale: t.showscale,
       }));
       data.categories = categories(this.gd.data);
+      // 数值轴的实际范围（按位置抽取刻度用）：plotly 自动算出的那份
+      data.ranges = {};
+      for (const key of Object.keys(this.gd._fullLayout)) {
+        const ax = this.gd._fullLayout[key];
+        if (/^[xy]axis\d*$/.test(key) && ax && ax.range) data.ranges[key] = { type: ax.type, range: [...ax.range] };
+      }
       const patch = adapt(this.base, data, this.width);
       const relayout = {};
       for (const path of Object.keys(this.applied.layout)) {
@@ -393,9 +484,23 @@
       });
     }
 
+    /**
+     * 网页控件。同名的几个滑块若轮流出现（例如每个例句一个“解码步”滑块，换例句时换一个），
+     * 合成一个控件：它在页面上的位置不变，键盘焦点不会落到一个突然藏起来的控件上；步数随当前那个滑块而变。
+     */
     buildControls() {
       const box = this.root.querySelector(".seqlab-controls");
+      const shared = new Map();
       this.controls.forEach((control, index) => {
+        const key = control.kind === "range" ? `range:${control.label}` : `select:${index}`;
+        if (shared.has(key)) {
+          const first = shared.get(key);
+          Object.assign(control, { input: first.input, row: first.row, output: first.output, group: first.group });
+          first.group.push(control);
+          return;
+        }
+        control.group = [control];
+        shared.set(key, control);
         const id = `${this.spec.id}-control-${index}`;
         const row = document.createElement("div");
         row.className = "seqlab-control";
@@ -403,6 +508,7 @@
         label.htmlFor = id;
         label.textContent = control.label;
         let input;
+        const current = () => control.group.find((c) => c.visible !== false) || control;
         if (control.kind === "range") {
           input = document.createElement("input");
           input.type = "range";
@@ -413,7 +519,7 @@
           output.htmlFor = id;
           output.setAttribute("aria-hidden", "true");
           control.output = output;
-          input.addEventListener("input", () => this.choose(index, Number(input.value)));
+          input.addEventListener("input", () => this.choose(this.controls.indexOf(current()), Number(input.value)));
           row.append(label, input, output);
         } else {
           input = document.createElement("select");
@@ -431,15 +537,18 @@
     }
 
     syncControls() {
-      for (const control of this.controls) {
-        if (!control.input) continue;
-        control.row.hidden = control.visible === false;
-        control.input.value = String(control.active);
+      for (const first of this.controls) {
+        if (!first.input || first.group[0] !== first) continue;
+        const control = first.group.find((c) => c.visible !== false);
+        first.row.hidden = !control;
+        if (!control) continue;
         if (control.kind === "range") {
+          first.input.max = control.steps.length - 1;
           const text = `${control.prefix || ""}${control.steps[control.active].label}${control.suffix || ""}`.trim();
-          control.input.setAttribute("aria-valuetext", text);
-          control.output.textContent = text;
+          first.input.setAttribute("aria-valuetext", text);
+          first.output.textContent = text;
         }
+        first.input.value = String(control.active);
       }
     }
 
@@ -480,9 +589,27 @@
 
   const figures = [...document.querySelectorAll("script.seqlab-figure-spec")].map((s) => new BookFigure(s));
   window.seqlabFigures = figures;
-  window.seqlabFiguresReady = Promise.all(
-    figures.map((f) => f.draw().then(() => f.gd.addEventListener("plotly_afterplot", () => f.tidy())))
-  ).then(() => {
-    document.documentElement.dataset.seqlabFigures = "ready";
+  let settled = 0;
+  const drawOne = (f) => f.draw().catch((err) => console.error("画图出错：", err)).finally(() => {
+    settled += 1;
+    if (settled === figures.length) document.documentElement.dataset.seqlabFigures = "ready";
   });
+  const started = new Set();
+  const start = (f) => { if (!started.has(f)) { started.add(f); drawOne(f); } };
+  /** 把页面上的图全部画出来（打印或导出 PDF 之前用）；返回全部画好时兑现的 Promise。 */
+  window.seqlabDrawAllFigures = () => Promise.all(figures.map((f) => { start(f); return f.draw().catch(() => {}); }));
+  window.addEventListener("beforeprint", () => window.seqlabDrawAllFigures());
+  if ("IntersectionObserver" in window) {
+    // 图快要滚进屏幕时才加载 plotly.js 与图的数据：打开页面时只下载正文、公式和最前面的几张图
+    const observer = new IntersectionObserver((entries) => {
+      for (const entry of entries) {
+        if (!entry.isIntersecting) continue;
+        observer.unobserve(entry.target);
+        start(figures.find((f) => f.root === entry.target));
+      }
+    }, { rootMargin: AHEAD });
+    figures.forEach((f) => observer.observe(f.root));
+  } else {
+    figures.forEach(start);
+  }
 })();

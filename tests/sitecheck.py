@@ -106,10 +106,20 @@ TAB_STOPS = """() => [...document.querySelectorAll('a[href], button, input, sele
   .filter(e => e.tabIndex >= 0 && !e.disabled && e.getClientRects().length && getComputedStyle(e).visibility !== 'hidden').length"""
 
 
-def wait_for_figures(page, timeout=20000) -> int:
-    """等每张图画好（并按宽度调整完）；返回图的数目。"""
+# 图在快要滚进屏幕时才加载、才画：像读者一样把每张图依次滚到眼前，最后回到页首。
+SCROLL_THROUGH_FIGURES = """async () => {
+  const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  for (const f of document.querySelectorAll('.seqlab-figure')) { f.scrollIntoView({block: 'center'}); await frame(); }
+  window.scrollTo(0, 0);
+  await frame();
+}"""
+
+
+def wait_for_figures(page, timeout=60000) -> int:
+    """把每张图滚到眼前，等它们都画好（并按宽度调整完）；返回图的数目。"""
     n = page.evaluate("document.querySelectorAll('.plotly-graph-div').length")
     if n:
+        page.evaluate(SCROLL_THROUGH_FIGURES)
         page.wait_for_function(
             "[...document.querySelectorAll('.plotly-graph-div')].every(g => g._fullLayout && g.querySelector('.main-svg'))"
             " && (!document.querySelector('script.seqlab-figure-spec') || document.documentElement.dataset.seqlabFigures === 'ready')",
@@ -129,8 +139,10 @@ def run_axe(page) -> list[dict]:
     ]
 
 
-def cold_load(browser, url: str, *, network=NETWORK_4G, device=PHONE) -> dict:
-    """冷缓存、模拟网络下打开一页：首次内容绘制（ms）与这一页下载的全部字节（不压缩）。"""
+def cold_load(browser, url: str, *, network=NETWORK_4G, device=PHONE, scroll_through=False) -> dict:
+    """冷缓存、模拟网络下打开一页：首次内容绘制（ms）与这一页下载的全部字节（不压缩）。
+
+    ``scroll_through``：之后再把每张图滚到眼前，等它们画好，``bytes_scrolled`` 是这时的总字节数。"""
     context = browser.new_context(**device)
     page = context.new_page()
     cdp = context.new_cdp_session(page)
@@ -143,6 +155,11 @@ def cold_load(browser, url: str, *, network=NETWORK_4G, device=PHONE) -> dict:
         page.goto(url, wait_until="load", timeout=180000)
         page.wait_for_load_state("networkidle", timeout=180000)
         fcp = page.evaluate("performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? null")
-        return {"fcp_ms": fcp, "bytes": sum(sizes.values()), "requests": len(sizes)}
+        load = {"fcp_ms": fcp, "bytes": sum(sizes.values()), "requests": len(sizes)}
+        if scroll_through:
+            wait_for_figures(page, timeout=180000)
+            page.wait_for_load_state("networkidle", timeout=180000)
+            load["bytes_scrolled"] = sum(sizes.values())
+        return load
     finally:
         context.close()

@@ -37,7 +37,14 @@ def test_local_assets_exist_and_plotly_js_matches_the_python_package():
     assert bundle.stat().st_size > 500_000
     assert plotly_version(bundle) == plotly_version(PYTHON_PLOTLY_JS) == "4.1.1"
     assert not (HTML / "_static" / "seqlab" / "plotly.min.js").exists(), "完整的 plotly.min.js 不应再复制进网站"
-    assert (HTML / "_static" / "mathjax" / "tex-chtml.js").exists()
+    # MathJax 只加载用到的组件（不要 tex-chtml.js 里 0.4 MB 的右键菜单）
+    from book_ext import MATHJAX_COMPONENTS, MATHJAX_PATH
+
+    assert (HTML / "_static" / MATHJAX_PATH).exists()
+    for component in MATHJAX_COMPONENTS:
+        assert (HTML / "_static" / "mathjax" / f"{component}.js").exists(), component
+    section = (HTML / "chapters" / "ch01" / "01_language_as_sequence.html").read_text(encoding="utf-8")
+    assert f'src="../../_static/{MATHJAX_PATH}' in section and "tex-chtml.js" not in section
     woff = list((HTML / "_static" / "mathjax").rglob("*.woff"))
     assert woff, "MathJax 的字体没有复制进网站"
 
@@ -49,12 +56,22 @@ def test_pages_are_within_budget_and_plotly_is_shared_not_inlined():
         assert "widget-state+json" not in text, f"{page.name} 嵌入了控件状态"
         assert not re.search(r"plotly\.js v\d", text), f"{page.name} 内联了 plotly.js"
         if "plotly-graph-div" in text:
-            assert len(re.findall(r'<script defer="defer" src="[./]*_static/seqlab/plotly-cartesian\.min\.js', text)) == 1, (
-                f"{page.name} 应当恰好引用一次、并且延迟加载共享的 plotly.js"
+            # plotly.js 不在页面里：由延迟加载的 figures.js 在第一张图快要滚进屏幕时加载（全站共用一份）
+            assert "plotly-cartesian" not in text, f"{page.name} 直接引用了 plotly.js，它应当由 figures.js 按需加载"
+            assert len(re.findall(r'<script defer="defer" src="[./]*_static/seqlab/figures\.js', text)) == 1, (
+                f"{page.name} 应当恰好引用一次、并且延迟加载 figures.js"
             )
             assert "Plotly.newPlot" not in text, f"{page.name} 里有立即执行的 Plotly.newPlot"
+            # 图的数据不内联在页面里，而是放在单独的文件里，图快要滚进屏幕时才加载
+            specs = re.findall(r'<script type="application/json" class="seqlab-figure-spec"([^>]*)>(.*?)</script>', text, re.S)
+            assert specs and len(specs) == text.count('class="seqlab-figure"'), f"{page.name}：图与图的数据对不上"
+            for attrs, body in specs:
+                assert not body.strip(), f"{page.name} 内联了图的数据"
+                src = re.search(r'data-src="([^"]+)"', attrs).group(1)
+                assert (page.parent / src).is_file(), f"{page.name} 的图数据 {src} 不存在"
         else:
-            assert "plotly-cartesian" not in text, f"{page.name} 没有图，却加载了 plotly.js"
+            assert "plotly-cartesian" not in text and "figures.js" not in text, f"{page.name} 没有图，却加载了画图的脚本"
+    assert "plotly-cartesian.min.js" in (HTML / "_static" / "seqlab" / "figures.js").read_text(encoding="utf-8")
 
 
 def _search_index():
@@ -95,7 +112,7 @@ def test_no_literal_markdown_bold_in_any_page():
 
 def test_interface_strings_are_chinese():
     english = ["Click to show", "Click to hide", "Toggle primary sidebar", "Toggle secondary sidebar", "Color mode",
-               "System Settings", "Link to this heading", "列印"]
+               "System Settings", "Link to this heading", "列印", "Toggle hidden content", "code cell content"]
     for page in pages():
         text = page.read_text(encoding="utf-8")
         found = [e for e in english if e in text]

@@ -1,7 +1,9 @@
 """本书的 Sphinx 扩展：让网站离线可用、在慢网络和手机上也好用、中文可搜索。
 
 * plotly.js 用 npm 装的 cartesian 部分包（只含本书用到的散点、柱形、热力图等类型，与 Python 包自带的
-  plotly.js 同一版本），复制进网站，只在含图的页面里**延迟**引用一次；画图由 ``assets/figures.js`` 在它到达后完成；
+  plotly.js 同一版本），复制进网站；含图的页面只延迟加载小小的 ``assets/figures.js``，它在第一张图快要滚进
+  屏幕时才加载 plotly.js，每张图的数据也写在单独的小文件里、滚到跟前才加载（见 :func:`externalize_figures`）；
+* MathJax 只加载用到的组件（TeX 输入、CHTML 输出、给读屏软件的 MathML），不加载右键菜单；
 * 每一页延迟加载 ``assets/book.js``（侧栏开关、图的工具栏）；搜索索引只在搜索页加载（见
   ``assets/templates/layout.html``）；主题的图标脚本裁剪到本书用到的几个图标；
 * 启动按钮只在给出仓库地址时出现；“下载”按钮给出确实存在的笔记本（学生版，不含答案）；
@@ -28,6 +30,11 @@ PYTHON_PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.j
 PLOTLY_BUNDLE = ROOT / "node_modules" / "plotly.js-cartesian-dist-min" / "plotly-cartesian.min.js"
 PLOTLY_STATIC = "seqlab/plotly-cartesian.min.js"
 OWN_FILES = ("book.css", "book.js", "figures.js")
+FIGURE_DATA = "seqlab/figures"  # _static 下每张图的数据文件所在的文件夹
+# MathJax 3 的组件：与 tex-chtml.js 相同的 TeX 输入与 CHTML 输出、给读屏软件的隐藏 MathML，但不要右键菜单
+# （ui/menu 一个就有 0.4 MB）。TeX 的扩展包按需从 input/tex/extensions/ 自动加载。
+MATHJAX_PATH = "mathjax/startup.js"
+MATHJAX_COMPONENTS = ["input/tex", "output/chtml", "a11y/assistive-mml"]
 NOTEBOOKS = "notebooks"  # 网站里可下载的学生版笔记本所在的文件夹
 
 GLOSSARY = ROOT / "chapters" / "appendix" / "glossary.md"
@@ -123,6 +130,10 @@ def _config_inited(app, config):
     config.html_search_options = {"dict": str(_search_dictionary(app))}
     options = {**config.html_theme_options, **launch_options()}
     config.html_theme_options = {k: v for k, v in options.items() if v is not None}
+    config.mathjax_path = MATHJAX_PATH
+    mathjax = dict(config.mathjax3_config or {})
+    mathjax["loader"] = {**mathjax.get("loader", {}), "load": MATHJAX_COMPONENTS}
+    config.mathjax3_config = mathjax
     # myst-nb 在页面含控件状态时会从公网加载 require.js 与控件管理器：一律关掉。
     config.nb_ipywidgets_js = {}
 
@@ -137,8 +148,7 @@ def _copy_own_assets(app):
 
 def _page_context(app, pagename, templatename, context, doctree):
     app.add_js_file("seqlab/book.js", loading_method="defer", priority=600)
-    if "seqlab-figure-spec" in context.get("body", ""):
-        app.add_js_file(PLOTLY_STATIC, loading_method="defer", priority=601)
+    if "seqlab-figure-spec" in context.get("body", ""):  # plotly.js 由 figures.js 在需要时加载
         app.add_js_file("seqlab/figures.js", loading_method="defer", priority=602)
     _fix_download_button(app, pagename, context)
     if "script_files" in context and pagename != "search":  # 搜索页的脚本在正文里，依赖 head 里的设置先就绪
@@ -242,18 +252,52 @@ ACCESSIBILITY_FIXES = [
     (re.compile(r'<summary>(<span class="toctree-toggle" role="presentation">)'), r'<summary aria-label="展开或收起子目录">\1'),
     # 配色按钮上的三个图标各带一个提示（图标脚本把它们变成读得出的文字），与按钮的名字对不上：名字只放在按钮上
     (re.compile(r'(<i class="theme-switch [^"]*" data-mode="[a-z]+")\s+title="[^"]*"'), r"\1"),
+    # 折叠的代码格（myst-nb 的 hide-cell 等标签）：<summary> 的名字是英文的 “Toggle hidden content”，与看得见的
+    # 文字对不上（label-content-name-mismatch）：去掉它，名字就取看得见的那行中文（见 UI_STRINGS）
+    (re.compile(r'<summary aria-label="Toggle hidden content">'), "<summary>"),
     # 参考文献列表标成 role="list"，条目却不是 listitem
     (re.compile(r'<div role="list" class="citation-list">'), '<div class="citation-list">'),
 ]
 
 
+# myst-nb 折叠代码格时 <summary> 里看得见的文字
+CELL_TOGGLES = {
+    f"{verb} code cell {part}": f"{zh_verb}{zh_part}"
+    for verb, zh_verb in (("Show", "显示"), ("Hide", "隐藏"))
+    for part, zh_part in (("content", "代码格"), ("source", "代码"), ("outputs", "输出"))
+}
+
+
 def fix_theme_html(html: str) -> str:
     """主题界面里仍是英文的提示（title、aria-label 等属性）换成中文，并修好几处无障碍问题。"""
+    for english, chinese in CELL_TOGGLES.items():
+        html = html.replace(f'admonition-title">{english}</p>', f'admonition-title">{chinese}</p>')
     for english, chinese in UI_STRINGS.items():
         html = re.sub(rf'((?:title|aria-label|data-bs-title|data-tooltip)=")({re.escape(english)})(")', rf"\g<1>{chinese}\3", html)
     for pattern, replacement in ACCESSIBILITY_FIXES:
         html = pattern.sub(replacement, html)
     return html
+
+
+FIGURE_SPEC = re.compile(r'<script type="application/json" class="seqlab-figure-spec">(.*?)</script>', re.S)
+
+
+def externalize_figures(html: str, page: Path, outdir: Path) -> str:
+    """把页面里内联的图数据（每张图几十到几百 KB）搬进 ``_static/seqlab/figures/`` 里的小脚本，
+    页面只留下它的地址；``assets/figures.js`` 在图快要滚进屏幕时才加载它。文件名取内容的散列：
+    同一张图只存一份，内容变了地址也变（不会用到浏览器缓存里的旧数据）。用脚本而不是 JSON 文件，
+    这样从本地磁盘（file://）打开网站时也能加载。"""
+    folder = outdir / "_static" / FIGURE_DATA
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def move(match):
+        text = match.group(1)
+        name = hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+        (folder / f"{name}.js").write_text(f'seqlabFigureData("{name}",{text});\n', encoding="utf-8")
+        src = os.path.relpath(folder / f"{name}.js", page.parent).replace(os.sep, "/")
+        return f'<script type="application/json" class="seqlab-figure-spec" data-key="{name}" data-src="{src}"></script>'
+
+    return FIGURE_SPEC.sub(move, html)
 
 
 def _build_finished(app, exception):
@@ -263,7 +307,7 @@ def _build_finished(app, exception):
     pages = [p for p in out.rglob("*.html") if "_static" not in p.parts]
     for page in pages:
         text = page.read_text(encoding="utf-8")
-        fixed = fix_theme_html(text)
+        fixed = externalize_figures(fix_theme_html(text), page, out)
         if fixed != text:
             page.write_text(fixed, encoding="utf-8")
     _trim_icons(app, pages)

@@ -77,6 +77,8 @@ def render(out: Path) -> Path:
             if page.evaluate("document.querySelectorAll('.math').length"):
                 page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=15000)
                 page.evaluate("MathJax.startup.promise")
+            # 网页上的图滚到跟前才画；讲义里要全部画出来
+            page.evaluate("window.seqlabDrawAllFigures ? seqlabDrawAllFigures() : null")
             page.wait_for_timeout(500)
             page.evaluate(PRINT_PREP, NOTE)
             pdf = page.pdf(format="A4", print_background=True, margin=dict(top="15mm", bottom="15mm", left="12mm", right="12mm"))

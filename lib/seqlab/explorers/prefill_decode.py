@@ -348,7 +348,9 @@ def table1_figure(counts: dict[int, dict[str, dict[str, int]]], d: int) -> go.Fi
     fig.update_yaxes(type="log", exponentformat="SI", dtick=1)
     fig.update_layout(
         title=f"表 1 的三项：公式与实测（d = {d}，双对数坐标，斜率即 n 的指数）",
-        height=430,
-        legend={"orientation": "h", "y": -0.2, "x": 0},
+        height=510,
+        # 图例横排在整张图的最下面（不碰三个子图的横轴标题），为它留出三行的高度
+        legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
+        margin={"b": 140},
     )
     return fig
