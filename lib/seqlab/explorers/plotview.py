@@ -20,8 +20,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import traitlets
 
-# 与网页上的静态图一致：不显示 plotly 标志，不提供上传到 Plotly Cloud 的按钮。
-CONFIG = {"displaylogo": False, "responsive": True, "modeBarButtonsToRemove": ["sendDataToCloud", "select2d", "lasso2d"]}
+from seqlab import figures
 
 _ESM = """
 const CONFIG = %(config)s;
@@ -79,7 +78,7 @@ class PlotView(anywidget.AnyWidget):
     先创建、再赋值的话，前端还在加载这个模块时到达的那次更新可能丢失，图就一直是空的。
     """
 
-    _esm = _ESM % {"config": json.dumps(CONFIG)}
+    _esm = _ESM % {"config": json.dumps(figures.CONFIG)}
     _plotly_js = traitlets.Unicode(_plotly_js()).tag(sync=True)
     _plotly_version = traitlets.Unicode(plotly.__version__).tag(sync=True)
     figure = traitlets.Dict().tag(sync=True)
