@@ -47,6 +47,7 @@ def test_additive_attention_matches_the_formula_by_hand():
     s_prev, H = torch.randn(B, 5), torch.randn(B, S, 6)
     c, alpha = attn(s_prev, H)
     e = attn.scores(s_prev, H)
+    assert torch.equal(attn.scores(s_prev, H, attn.keys(H)), e)  # W_h h_j 每句算一次，结果一样
     W_s, W_h, v_a = attn.W_s.detach(), attn.W_h.detach(), attn.v_a.detach()
     for b in range(B):
         e_hand = [float(v_a @ torch.tanh(W_s @ s_prev[b] + W_h @ H[b, j])) for j in range(S)]
@@ -63,7 +64,7 @@ def test_trained_model_reads_with_the_formula_at_every_step():
     model = train.load("seq2seq_attention").model
     src = torch.tensor([task.encode_source(list(task.EXAMPLES[1]))])
     H = model.encoder(src)
-    s, c = model.start(H)
+    s, memory = model.start(H)  # 注意力模型的 memory 是算好的 W_h h_j
     _, alphas = model.greedy(src, src.shape[1])
     a = model.attention
     y = torch.tensor([task.BOS_ID])
@@ -72,7 +73,7 @@ def test_trained_model_reads_with_the_formula_at_every_step():
             e = torch.stack([a.v_a @ torch.tanh(a.W_s @ s[0] + a.W_h @ H[0, j]) for j in range(src.shape[1])])
             alpha = torch.exp(e) / torch.exp(e).sum()
             assert torch.allclose(alpha, alphas[0, t], atol=1e-5)
-            out, s, _ = model.step(y, s, H, c)
+            out, s, _ = model.step(y, s, H, memory)
             y = out.argmax(-1)
 
 

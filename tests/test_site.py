@@ -151,3 +151,12 @@ def test_every_figure_has_a_chinese_text_alternative():
         alts = re.findall(r'<p class="seqlab-alt" id="[^"]+">([^<]+)</p>', text)
         assert len(alts) == figures, f"{page.name}：{figures} 张图，{len(alts)} 段文字说明"
         assert all(re.search(r"[\u4e00-\u9fff]", a) and len(a) >= 6 for a in alts), alts
+
+
+def test_make_bench_reports_the_built_site():
+    """``make bench`` 的网站部分读得到它列出的每个文件（网站的布局变了，它也要跟着变）。"""
+    import bench
+
+    page_rows, shared = bench.bench_site()
+    assert {name for name, _, _ in page_rows} == {p.relative_to(HTML).as_posix() for p in pages()}
+    assert all(size > 0 for size in shared.values()), shared

@@ -72,23 +72,32 @@ class AdditiveAttention(nn.Module):
             nn.init.xavier_uniform_(W)
         nn.init.uniform_(self.v_a, -d_a**-0.5, d_a**-0.5)
 
-    def scores(self, s_prev: torch.Tensor, H: torch.Tensor) -> torch.Tensor:
+    def keys(self, H: torch.Tensor) -> torch.Tensor:
+        """对每个 ``j`` 的 ``W_h h_j``：``H (B, S, 2·d_h)`` → ``(B, S, d_a)``。
+
+        它与解码到第几步无关，所以一句话只算一次（Bahdanau 等人在论文附录里也这样做），
+        每一步只需再算 ``W_s s_{t-1}``。（张量按行存放向量，所以 ``W x`` 写成 ``x @ W.T``。）
+        """
+        return H @ self.W_h.T
+
+    def scores(self, s_prev: torch.Tensor, H: torch.Tensor, keys: torch.Tensor | None = None) -> torch.Tensor:
         """``e_tj = v_aᵀ tanh(W_s s_{t-1} + W_h h_j)``。
 
-        ``s_prev (B, d_s)``，``H (B, S, 2·d_h)`` → ``e (B, S)``。
-        （张量按行存放向量，所以 ``W x`` 写成 ``x @ W.T``。）
+        ``s_prev (B, d_s)``，``H (B, S, 2·d_h)`` → ``e (B, S)``；``keys`` 是已经算好的 ``self.keys(H)``。
         """
+        keys = self.keys(H) if keys is None else keys
         query = s_prev @ self.W_s.T  # W_s s_{t-1}：(B, d_a)
-        keys = H @ self.W_h.T  # 对每个 j 的 W_h h_j：(B, S, d_a)
         return torch.tanh(query[:, None, :] + keys) @ self.v_a  # v_aᵀ tanh(…)：(B, S)
 
     def weights(self, e: torch.Tensor) -> torch.Tensor:
         """``α_tj = exp(e_tj) / Σ_r exp(e_tr)``：对源位置 ``j`` 做 softmax。``(B, S)`` → ``(B, S)``。"""
         return torch.softmax(e, dim=-1)
 
-    def forward(self, s_prev: torch.Tensor, H: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self, s_prev: torch.Tensor, H: torch.Tensor, keys: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """返回 ``(c_t (B, 2·d_h), α_t (B, S))``，其中 ``c_t = Σ_j α_tj h_j``。"""
-        alpha = self.weights(self.scores(s_prev, H))
+        alpha = self.weights(self.scores(s_prev, H, keys))
         c = (alpha[:, :, None] * H).sum(dim=1)
         return c, alpha
 
@@ -112,30 +121,31 @@ class FixedContextSeq2Seq(nn.Module):
         self.out = nn.Linear(d_s + 2 * d_h, tgt_vocab)
         self.config = {"kind": self.kind, "src_vocab": src_vocab, "tgt_vocab": tgt_vocab, "d_emb": d_emb, "d_h": d_h, "d_a": d_a}
 
-    # -- 唯一随模型而变的部分：第 t 步读到什么
-    def read(self, s_prev: torch.Tensor, H: torch.Tensor, c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+    # -- 唯一随模型而变的部分：第 t 步读到什么。``memory`` 是每句只算一次、每一步都要读的东西：
+    #    这里是整句摘要 ``c``，注意力模型里是每个 ``j`` 的 ``W_h h_j``。
+    def read(self, s_prev: torch.Tensor, H: torch.Tensor, memory: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """返回 ``(c_t, α_t)``；固定上下文模型没有权重，``α_t`` 为 ``None``。"""
-        return c, None
+        return memory, None
 
     def start(self, H: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(s_0, c)``：初始解码状态与整句摘要。"""
+        """``(s_0, memory)``：初始解码状态 ``s_0 = tanh(W_init c)``，和 ``read`` 每一步要读的 ``memory``（这里就是 ``c``）。"""
         c = self.encoder.summary(H)
         return torch.tanh(self.init_state(c)), c
 
-    def step(self, y_prev: torch.Tensor, s_prev: torch.Tensor, H: torch.Tensor, c: torch.Tensor):
+    def step(self, y_prev: torch.Tensor, s_prev: torch.Tensor, H: torch.Tensor, memory: torch.Tensor):
         """解码一步：``y_prev (B,)`` → ``(logits (B, V), s_t (B, d_s), α_t (B, S) 或 None)``。"""
-        c_t, alpha = self.read(s_prev, H, c)
+        c_t, alpha = self.read(s_prev, H, memory)
         s = self.cell(torch.cat([self.tgt_embed(y_prev), c_t], dim=-1), s_prev)
         return self.out(torch.cat([s, c_t], dim=-1)), s, alpha
 
     def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
         """教师强制（teacher forcing）：第 t 步输入正确的 ``y_{t-1}``。``(B, S), (B, T)`` → ``(B, T, V)``。"""
         H = self.encoder(src)
-        s, c = self.start(H)
+        s, memory = self.start(H)
         y_prev = torch.full_like(tgt[:, 0], task.BOS_ID)
         logits = []
         for t in range(tgt.shape[1]):
-            out, s, _ = self.step(y_prev, s, H, c)
+            out, s, _ = self.step(y_prev, s, H, memory)
             logits.append(out)
             y_prev = tgt[:, t]
         return torch.stack(logits, dim=1)
@@ -151,11 +161,11 @@ class FixedContextSeq2Seq(nn.Module):
 
     def _greedy(self, src: torch.Tensor, T: int) -> tuple[torch.Tensor, torch.Tensor | None]:
         H = self.encoder(src)
-        s, c = self.start(H)
+        s, memory = self.start(H)
         y = torch.full((src.shape[0],), task.BOS_ID, dtype=torch.long)
         ids, alphas = [], []
         for _ in range(T):
-            out, s, alpha = self.step(y, s, H, c)
+            out, s, alpha = self.step(y, s, H, memory)
             y = out.argmax(dim=-1)
             ids.append(y)
             alphas.append(alpha)
@@ -175,8 +185,12 @@ class AttentionSeq2Seq(FixedContextSeq2Seq):
         super().__init__(src_vocab, tgt_vocab, d_emb, d_h, d_a)
         self.attention = AdditiveAttention(d_h, 2 * d_h, d_a)
 
-    def read(self, s_prev, H, c):
-        return self.attention(s_prev, H)
+    def start(self, H):
+        s_0, _ = super().start(H)
+        return s_0, self.attention.keys(H)
+
+    def read(self, s_prev, H, memory):
+        return self.attention(s_prev, H, memory)
 
 
 MODELS = {cls.kind: cls for cls in (FixedContextSeq2Seq, AttentionSeq2Seq)}
@@ -250,7 +264,7 @@ SPECS: dict[str, Any] = {
     "seq2seq_fixed_h32": {"kind": "fixed", "d_h": 32},
     "seq2seq_fixed_h128": {"kind": "fixed", "d_h": 128},
 }
-TRAIN: dict[str, Any] = {"seed": 1409, "steps": 1000, "batch_size": 64, "lr": 3e-3, "lr_end": 3e-4, "d_emb": 32, "d_a": 64}
+TRAIN: dict[str, Any] = {"seed": 1409, "steps": 800, "batch_size": 64, "lr": 3e-3, "lr_end": 3e-4, "d_emb": 32, "d_a": 64}
 
 
 def train_model(name: str, *, steps: int | None = None, progress: bool = True) -> tuple[FixedContextSeq2Seq, dict]:
