@@ -2,7 +2,8 @@
 
 笔记本先复制到临时文件夹再打开：“全部运行”的输出与自动保存永远不会写回仓库里的笔记本。
 JupyterLab 的设置用 ``make lab`` 的同一份默认值（tools/jupyterlab/overrides.json：中文界面、
-不弹新闻），测试只额外关掉自动保存、让所有单元格都渲染出来（不按滚动位置延迟渲染）。
+不弹新闻），测试只额外关掉自动保存。笔记本的窗口化保持 JupyterLab 的默认（``contentVisibility``：
+屏幕外的单元格照样在页面里，只是浏览器暂不排版它们），与学生看到的一样——量出的重画时间才是学生感到的时间。
 本书自己的 JupyterLab 扩展（tools/labext.py）按仓库里的当前源码装进临时文件夹，与学生版一样用
 ``--LabApp.extra_labextensions_path`` 指给 JupyterLab（优先于 .venv 里 make setup 装的那份）。
 """
@@ -43,7 +44,6 @@ def _free_port() -> int:
 
 def _settings(folder: Path) -> Path:
     settings = json.loads(OVERRIDES.read_text(encoding="utf-8"))
-    settings.setdefault("@jupyterlab/notebook-extension:tracker", {})["windowingMode"] = "none"
     settings.setdefault("@jupyterlab/docmanager-extension:plugin", {})["autosave"] = False
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "overrides.json").write_text(json.dumps(settings, ensure_ascii=False), encoding="utf-8")
@@ -113,6 +113,12 @@ class LabPage:
                     && [...document.images].every(i => i.complete);
             }""", arg=RENDERED, timeout=60_000)
         self.page.wait_for_timeout(500)
+
+    def lay_out_every_cell(self) -> None:
+        """让屏幕外的单元格也排版出来：JupyterLab 默认只排版屏幕附近的单元格（``content-visibility: auto``），
+        没排版的单元格 ``innerText`` 读不到学生滚动到那里时看到的文字。只在检查整本笔记本的文字时用。"""
+        self.page.add_style_tag(content=".jp-Notebook .jp-Cell { content-visibility: visible !important; }")
+        self.page.wait_for_timeout(300)
 
     def _route(self, route):
         u = route.request.url

@@ -128,6 +128,7 @@ def test_markdown_reads_like_the_book(browser, lab, path):
     view, path = _open(browser, lab, path, f"render-{path.stem}")
     p = view.page
     try:
+        view.lay_out_every_cell()
         texts = p.evaluate("r => [...document.querySelectorAll(r)].map(e => e.innerText)", RENDERED)
         assert len(texts) == len(_markdown(path))
         raw = {pat: [t[:80] for t in texts if pat in t] for pat in RAW}
