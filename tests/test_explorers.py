@@ -31,29 +31,43 @@ def explorer(request):
     return request.param
 
 
-def _data(view):
-    """读者看到的图：发到前端的那份 JSON 里的轨迹（它必须与 Python 这边的 ``view.figure`` 一致）。
+def _plain(x):
+    """图的 JSON 里画出来一样的东西写成一样：30 与 30.0 都是浮点数，base64 数组解码成数值，空的 ``{}`` 去掉。"""
+    if isinstance(x, bool) or not isinstance(x, (int, float, list, dict)):
+        return x
+    if isinstance(x, list):
+        return [_plain(v) for v in x]
+    if isinstance(x, dict) and {"dtype", "bdata"} <= set(x):  # plotly.js 的 base64 数组：解码后比较数值
+        values = np.frombuffer(base64.b64decode(x["bdata"]), dtype=np.dtype(x["dtype"]))
+        return _plain(values.reshape([int(n) for n in str(x.get("shape", len(values))).split(",")]).tolist())
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items() if v != {}}
+    return float(x)
 
-    30 与 30.0 画出来是同一张图：数值一律按浮点数比较。
-    """
+
+def _data(view):
+    """读者看到的图：发到前端的那份 JSON 里的轨迹（它必须与 Python 这边的 ``view.figure`` 一致）。"""
     from plotly.io.json import to_json_plotly
 
-    def as_float(x):
-        if isinstance(x, bool) or not isinstance(x, (int, float, list, dict)):
-            return x
-        if isinstance(x, list):
-            return [as_float(v) for v in x]
-        if isinstance(x, dict) and {"dtype", "bdata"} <= set(x):  # plotly.js 的 base64 数组：解码后比较数值
-            values = np.frombuffer(base64.b64decode(x["bdata"]), dtype=np.dtype(x["dtype"]))
-            return as_float(values.reshape([int(n) for n in str(x.get("shape", len(values))).split(",")]).tolist())
-        if isinstance(x, dict):
-            return {k: as_float(v) for k, v in x.items()}
-        return float(x)
-
-    shown = [as_float(t) for t in view.plot.figure["data"]]
-    assert shown == [as_float(json.loads(to_json_plotly(t.to_plotly_json()))) for t in view.figure.data], \
+    shown = [_plain(t) for t in view.plot.figure["data"]]
+    assert shown == [_plain(json.loads(to_json_plotly(t.to_plotly_json()))) for t in view.figure.data], \
         "发到前端的图与 view.figure 不一致"
     return shown
+
+
+def test_patching_the_last_figure_draws_what_drawing_afresh_draws(explorer):
+    """实时面只改上一张图里变了的部分（``update``，为了快）；从任何一个示例状态改到另一个，
+    发到前端的图都必须与按新状态从头画的图（``figure``）完全一样：没有漏改的轨迹、标题或刻度。"""
+    from seqlab.explorers.plotview import figure_json
+
+    defaults = explorer.live().values()
+    states = [explorer.compute(**{**defaults, **example}) for example in explorer.examples]
+    for i, before in enumerate(states):
+        for j, after in enumerate(states):
+            fig = explorer.figure(before)
+            explorer.update(fig, after)
+            assert _plain(figure_json(fig)) == _plain(figure_json(explorer.figure(after))), \
+                f"从示例 {i} 改到示例 {j}：改出来的图与从头画的不一样"
 
 
 def test_static_face_has_controls_whose_steps_differ(explorer):

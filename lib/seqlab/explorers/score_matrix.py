@@ -390,7 +390,7 @@ class ScoreMatrixExplorer(Explorer):
         heat = fig.data[0]
         heat.z, heat.x, heat.y = new.z, new.x, new.y
         for old, trace in zip(fig.data[1:], _memory_traces(state)):
-            old.update(x=trace.x, y=trace.y, name=trace.name, marker=trace.marker)
+            old.update(x=trace.x, y=trace.y, name=trace.name, marker=trace.marker, hovertemplate=trace.hovertemplate)
         fig.layout.title.text = _pairs_title(state)
         fig.layout.xaxis.update(_axis_ticks(state))
         fig.layout.yaxis.update(_axis_ticks(state))

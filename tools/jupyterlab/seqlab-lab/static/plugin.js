@@ -146,8 +146,19 @@ function update(panel, state) {
   }
 }
 
+// 只在值真的变了时才写：每写一次属性（哪怕写的是同一个值），浏览器都要重新计算样式；
+// 拖动实时探索器的滑块时本插件也会被叫醒，什么都不该写。
 function setText(node, text) {
   if (node.nodeValue !== text) node.nodeValue = text;
+}
+
+// value 为 null 时去掉这个属性
+function setAttr(el, name, value) {
+  if (value === null) {
+    if (el.hasAttribute(name)) el.removeAttribute(name);
+  } else if (el.getAttribute(name) !== value) {
+    el.setAttribute(name, value);
+  }
 }
 
 // ---------- glue ----------
@@ -172,13 +183,12 @@ function fillGlue(root, source, values, pending) {
     if (values.has(name)) {
       try { text = glueText(values.get(name), spec); } catch (e) { text = values.get(name); }
     }
-    span.dataset.seqlabGlue = key;
-    if (text === null) span.dataset.seqlabPending = "";
-    else delete span.dataset.seqlabPending;
-    span.title = text === null ? `运行粘贴 ${name} 的代码单元格后，这里显示它的值` : "";
-    if (!span.title) span.removeAttribute("title");
-    span.dataset.seqlabShown = text === null ? pending(name) : text;
-    setText(node, span.dataset.seqlabShown);
+    const shown = text === null ? pending(name) : text;
+    setAttr(span, "data-seqlab-glue", key);
+    setAttr(span, "data-seqlab-pending", text === null ? "" : null);
+    setAttr(span, "title", text === null ? `运行粘贴 ${name} 的代码单元格后，这里显示它的值` : null);
+    setAttr(span, "data-seqlab-shown", shown);
+    setText(node, shown);
   }
 }
 
@@ -194,16 +204,16 @@ function fillCitations(root, citations) {
       const key = item.dataset.seqlabKey || text.nodeValue.trim();
       const ref = citations[key];
       if (!ref) return;
-      item.dataset.seqlabKey = key;
+      setAttr(item, "data-seqlab-key", key);
       // 几条文献之间：括号里用分号，正文里用顿号（jupyterlab-myst 不在它们之间放任何文字）
       let shown = narrative ? `${ref.author}（${ref.year}）` : `${ref.author}，${ref.year}`;
       if (i < items.length - 1) shown += narrative ? "、" : "；";
       if (!narrative && i === 0) shown = "（" + shown;
       if (!narrative && i === items.length - 1) shown += "）";
       setText(text, shown);
-      if (ref.title && item.title !== ref.title) item.title = ref.title;
+      if (ref.title) setAttr(item, "title", ref.title);
     });
-    group.dataset.seqlabCite = "";
+    setAttr(group, "data-seqlab-cite", "");
   }
 }
 
@@ -246,8 +256,8 @@ function fillExercises(root, ctx, solutionEnd) {
     } else if (link) {
       // “Start of Exercise 2” / “Exercise 5” → “练习 1.1.2”，后面的“ (标题)”与网站一样保留
       replaceText(link, name);
-      link.title = `链接到${name}`;
-      link.setAttribute("aria-label", link.title);
+      setAttr(link, "title", `链接到${name}`);
+      setAttr(link, "aria-label", `链接到${name}`);
     } else {
       // “End of Exercise”；答案的结尾 jupyterlab-myst 画成一个标题为空的框
       if (solutionEnd && !title.textContent.trim() && !title.querySelector("[data-seqlab-end]")) {
@@ -258,7 +268,7 @@ function fillExercises(root, ctx, solutionEnd) {
       }
       const end = title.querySelector("span") || title;
       if (!/End of/.test(end.textContent) && end.dataset.seqlabEnd === undefined) continue;
-      end.dataset.seqlabEnd = "";
+      setAttr(end, "data-seqlab-end", "");
       replaceText(end, solution || /Solution|参考答案/.test(end.textContent) ? `${name} 的参考答案完` : `${name} 完`);
     }
   }
@@ -272,7 +282,7 @@ function fillExerciseRefs(root, ctx) {
     if (link.dataset.seqlabRef === undefined && !/^\s*Exercise\s*\d+\s*$/.test(link.textContent)) continue;
     const number = exerciseNumber(link.getAttribute("href").slice(1), ctx);
     if (!number) continue;
-    link.dataset.seqlabRef = "";
+    setAttr(link, "data-seqlab-ref", "");
     const before = textNodes(root).filter(n => n.compareDocumentPosition(link) & Node.DOCUMENT_POSITION_FOLLOWING && !link.contains(n)).at(-1);
     replaceText(link, before && /练习\s*$/.test(before.nodeValue) ? number : `练习 ${number}`);
   }
