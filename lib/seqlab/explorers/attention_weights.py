@@ -317,7 +317,8 @@ class AttentionWeightsExplorer(Explorer):
     def controls(self):
         return {
             "text": widgets.Text(value=task.EXAMPLES[1], description="源句", continuous_update=False),
-            "step": widgets.IntSlider(value=1, min=1, max=task.MAX_LEN, description="第 t 步"),
+            # 松开滑块才更新：拖动途中的每个值都重画一遍，最后一个值反而要排在它们后面才画出来
+            "step": widgets.IntSlider(value=1, min=1, max=task.MAX_LEN, description="第 t 步", continuous_update=False),
             "model": widgets.Dropdown(options=[(label, name) for name, label in MODELS.items()], value=MODEL,
                                       description="模型"),
         }
