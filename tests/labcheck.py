@@ -118,7 +118,6 @@ class LabPage:
         """让屏幕外的单元格也排版出来：JupyterLab 默认只排版屏幕附近的单元格（``content-visibility: auto``），
         没排版的单元格 ``innerText`` 读不到学生滚动到那里时看到的文字。只在检查整本笔记本的文字时用。"""
         self.page.add_style_tag(content=".jp-Notebook .jp-Cell { content-visibility: visible !important; }")
-        self.page.wait_for_timeout(300)
 
     def _route(self, route):
         u = route.request.url
