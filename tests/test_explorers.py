@@ -60,7 +60,7 @@ def test_patching_the_last_figure_draws_what_drawing_afresh_draws(explorer):
     发到前端的图都必须与按新状态从头画的图（``figure``）完全一样：没有漏改的轨迹、标题或刻度。"""
     from seqlab.explorers.plotview import figure_json
 
-    defaults = explorer.live().values()
+    defaults = {name: control.value for name, control in explorer.controls().items()}
     states = [explorer.compute(**{**defaults, **example}) for example in explorer.examples]
     for i, before in enumerate(states):
         for j, after in enumerate(states):

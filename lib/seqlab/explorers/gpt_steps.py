@@ -63,6 +63,12 @@ def _coords(context: list[str]) -> list[str]:
     return [f"{i}:{ch}" for i, ch in enumerate(context)]
 
 
+def _context_ticks(state: GptStepState) -> dict[str, list[str]]:
+    """注意力与 KV cache 两行的 x 轴：每个位置一个刻度，写成那个字。"""
+    context = state.step.context
+    return {"tickvals": _coords(context), "ticktext": [gpt.show(c) for c in context]}
+
+
 def _head_labels(state: GptStepState) -> list[str]:
     return [f"第 {l + 1} 层·头 {h + 1}" for l, layer in enumerate(state.step.attention) for h in range(len(layer))]
 
@@ -101,10 +107,8 @@ def gpt_step_figure(state: GptStepState) -> go.Figure:
                                         "Key/Value：从缓存读，还是新算"))
     for trace, row in _traces(state):
         fig.add_trace(trace, row=row, col=1)
-    context = state.step.context
     for row in (2, 3):
-        fig.update_xaxes(tickmode="array", tickvals=_coords(context), ticktext=[gpt.show(c) for c in context],
-                         row=row, col=1)
+        fig.update_xaxes(tickmode="array", **_context_ticks(state), row=row, col=1)
     fig.update_yaxes(range=[0, 1.2], tickvals=[0, 0.5, 1], title_text="概率", row=1, col=1)
     fig.update_yaxes(autorange="reversed", row=2, col=1)
     fig.update_layout(title={"text": _title(state), "y": 0.98, "yanchor": "top", "font": {"size": 14}},
@@ -156,9 +160,8 @@ class GptStepsExplorer(Explorer):
         bar.update(x=new_bar.x, y=new_bar.y, text=new_bar.text, marker_color=new_bar.marker.color)
         heat.update(z=new_heat.z, x=new_heat.x, y=new_heat.y)
         kv.update(z=new_kv.z, x=new_kv.x, text=new_kv.text, customdata=new_kv.customdata)
-        context = state.step.context
         for axis in (fig.layout.xaxis2, fig.layout.xaxis3):
-            axis.update(tickvals=_coords(context), ticktext=[gpt.show(c) for c in context])
+            axis.update(_context_ticks(state))
         fig.layout.title.text = _title(state)
 
     def static_figure(self) -> go.Figure:
