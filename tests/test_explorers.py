@@ -1,6 +1,7 @@
 """对注册表里的每一个探索器做同样的检查：静态面、实时面、坏输入。"""
 
 import base64
+import dataclasses
 import json
 import math
 import re
@@ -56,18 +57,27 @@ def _data(view):
 
 
 def test_patching_the_last_figure_draws_what_drawing_afresh_draws(explorer):
-    """实时面只改上一张图里变了的部分（``update``，为了快）；从任何一个示例状态改到另一个，
-    发到前端的图都必须与按新状态从头画的图（``figure``）完全一样：没有漏改的轨迹、标题或刻度。"""
+    """实时面只改上一张图里变了的部分（``patch``，为了快）；从任何一个示例状态改到另一个，
+    发到前端的图都必须与按新状态从头画的图（``render``）完全一样：没有漏改的轨迹、标题或刻度。"""
     from seqlab.explorers.plotview import figure_json
 
-    defaults = {name: control.value for name, control in explorer.controls().items()}
-    states = [explorer.compute(**{**defaults, **example}) for example in explorer.examples]
+    states = [explorer.compute(**example) for example in explorer.examples]
     for i, before in enumerate(states):
         for j, after in enumerate(states):
-            fig = explorer.figure(before)
-            explorer.update(fig, after)
+            fig = explorer.update(explorer.figure(before), before, after)
             assert _plain(figure_json(fig)) == _plain(figure_json(explorer.figure(after))), \
                 f"从示例 {i} 改到示例 {j}：改出来的图与从头画的不一样"
+
+
+def test_every_state_is_frozen_and_has_a_json_form(explorer):
+    """状态是冻结的 dataclass，``states.to_json`` 把它写成严格的 JSON（网页上的实时面读的就是它）。"""
+    from seqlab import states
+
+    for example in explorer.examples:
+        state = explorer.compute(**example)
+        assert dataclasses.is_dataclass(state) and type(state).__dataclass_params__.frozen, type(state)
+        text = json.dumps(states.to_json(state), ensure_ascii=False, allow_nan=False)
+        assert json.loads(text) == states.to_json(state)
 
 
 def test_static_face_has_controls_whose_steps_differ(explorer):
@@ -128,7 +138,15 @@ def test_bad_input_gives_a_chinese_message_and_keeps_the_last_good_figure(explor
 def test_live_face_is_a_widget_with_its_controls(explorer):
     view = explorer.live()
     assert isinstance(view.widget, widgets.VBox)
-    assert set(view.controls) <= set(explorer.compute.__code__.co_varnames)
+    assert list(view.controls) == [p.name for p in explorer.params]
+    assert view.values() == explorer.defaults, "控件的初值就是参数的默认值"
+
+
+def test_a_spec_whose_params_do_not_match_its_state_function_is_refused(explorer):
+    with pytest.raises(ValueError, match="对不上"):
+        dataclasses.replace(explorer, params=[*explorer.params, explorers.Param("no_such", "无", 1, "slider", low=0, high=2)])
+    with pytest.raises(ValueError, match="对不上"):
+        dataclasses.replace(explorer, params=explorer.params[1:])
 
 
 # ---------------------------------------------------------------- set()：任何值都不抛异常，而且要么全生效、要么全不生效
@@ -195,19 +213,17 @@ def test_multi_value_set_is_atomic(explorer):
         _assert_rejected_cleanly(view, {**call, name: bad}, good_values, good_data)
 
 
-def test_failure_halfway_through_drawing_is_caught_and_the_figure_restored(explorer, monkeypatch):
+def test_failure_halfway_through_drawing_is_caught_and_the_figure_restored(explorer):
     view = explorer.live()
     assert view.set(**explorer.examples[0]), view.status
     good_values, good_data = view.values(), _data(view)
 
-    real_update = explorer.update
+    def half_drawn(fig, old, new):  # 新状态画到一半就出错
+        fig.data = fig.data[:1]
+        fig.layout.title = "画到一半"
+        raise RuntimeError("画图时出错")
 
-    def half_drawn(fig, state):  # 新状态画到一半就出错；旧状态照常能画
-        real_update(fig, state)
-        if state is not view._good_state:
-            raise RuntimeError("画图时出错")
-
-    monkeypatch.setattr(explorer, "update", half_drawn)
+    view.explorer = dataclasses.replace(explorer, patch=half_drawn)
     assert view.set(**explorer.examples[1]) is False
     assert isinstance(view.unexpected, RuntimeError) and CJK.search(view.status)
     assert view.values() == good_values and _data(view) == good_data
@@ -218,13 +234,13 @@ def test_registries_survive_reload():
 
     from seqlab import exercises
     from seqlab.exercises import sec01
-    from seqlab.explorers import tokenizer
+    from seqlab.explorers import x_matrix
 
     before_explorers, before_exercises = set(explorers.REGISTRY), set(exercises.EXERCISES)
-    importlib.reload(tokenizer)
+    importlib.reload(x_matrix)
     importlib.reload(sec01)
     assert set(explorers.REGISTRY) == before_explorers and set(exercises.EXERCISES) == before_exercises
-    assert explorers.REGISTRY["tokenizer"] is tokenizer.TokenizerExplorer
-    assert explorers.get("tokenizer").live().ok
+    assert explorers.REGISTRY["x_matrix"] is x_matrix.EXPLORER
+    assert explorers.get("x_matrix").live().ok
     with pytest.raises(ValueError, match="名字重复"):
-        explorers.register(type("Impostor", (explorers.Explorer,), {"name": "tokenizer", "__module__": "elsewhere"}))
+        explorers.register(dataclasses.replace(x_matrix.EXPLORER, state=lambda text, layer: None))

@@ -224,7 +224,7 @@ def id_neighbours(vocab: Vocab, word: str, k: int = 2) -> list[tuple[str, int]]:
     return [(vocab.itos[j], j) for j in range(max(0, i - k), min(len(vocab), i + k + 1)) if j != i]
 
 
-@dataclass
+@dataclass(frozen=True)
 class ContextVectors:
     """一句话在模型里的表示：``tokens``（长度 S）、``ids``、``X (S, d)``、``H (S, d)``。"""
 

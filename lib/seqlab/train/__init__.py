@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import TypeVar
 
 import torch
 from torch import nn
@@ -80,6 +81,9 @@ def fit(
     return log
 
 
+M = TypeVar("M", bound=nn.Module)
+
+
 # ---------------------------------------------------------------- 检查点：safetensors 权重 + JSON 记录
 @dataclass(frozen=True)
 class Checkpoint:
@@ -93,6 +97,12 @@ class Checkpoint:
     model: nn.Module
     config: dict
     meta: dict
+
+    def model_as(self, kind: type[M]) -> M:
+        """``model``，并确认它是 ``kind`` 类的模型（给类型检查器一个确定的类型）。"""
+        if not isinstance(self.model, kind):
+            raise TypeError(f"检查点 {self.name} 的模型是 {type(self.model).__name__}，不是 {kind.__name__}")
+        return self.model
 
 
 # 名字 → 由 config 新建一个（未训练的）模型。各模型模块在导入时登记，与配方登记在一起。

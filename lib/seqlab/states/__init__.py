@@ -1,0 +1,63 @@
+"""状态层（torch，不用 plotly）：每个探索器一个模块，负责检查输入并计算它的“状态”。
+
+一个状态是一个冻结的 dataclass：读者在图上看到的每一个数都在它的字段里，画图的代码只读它、不再计算。
+字段只用这些类型，它们都有确定的 JSON 形式（见 :func:`to_json`），网页上的实时面可以读写同样的状态：
+
+* ``int``、``float``、``bool``、``str``、``None``；
+* 元素也是这些类型的 ``list``、``tuple``（JSON 里都是数组）与键为字符串的 ``dict``；
+* ``torch.Tensor`` 与 ``numpy.ndarray``：嵌套的数组（``tensor.tolist()``）；
+* 嵌套的 dataclass：字段名到字段值的对象。
+
+非有限的浮点数（``nan``、``±inf``）在 JSON 里写成 ``null``。
+
+坏输入抛 :class:`seqlab.errors.InputError`（中文消息）；代价随长度增长的计算先估算内存，超出预算就抛
+:class:`seqlab.errors.MemoryBudgetError`。
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+import torch
+
+from seqlab.errors import InputError
+
+MAX_TEXT_CHARS = 2000
+
+
+def clean_text(text: str, *, max_chars: int = MAX_TEXT_CHARS, what: str = "文本") -> str:
+    """各个状态共用的文本检查：去掉首尾空白，拒绝空文本和过长文本。"""
+    if not isinstance(text, str):
+        raise InputError(f"{what}必须是字符串。")
+    text = text.strip()
+    if not text:
+        raise InputError(f"{what}是空的：请输入至少一个字符。")
+    if len(text) > max_chars:
+        raise InputError(f"{what}有 {len(text)} 个字符，超过了上限 {max_chars}：请缩短后再试。")
+    return text
+
+
+def to_json(value: Any) -> Any:
+    """状态（或它的任何一个字段）的 JSON 形式：只含 ``dict``、``list``、``str``、``int``、``float``、``bool``、``None``。
+
+    遇到上面没有列出的类型就抛 ``TypeError``：状态里不该有它。
+    """
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, (torch.Tensor, np.ndarray, np.generic)):
+        return to_json(value.tolist())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {field.name: to_json(getattr(value, field.name)) for field in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [to_json(v) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: to_json(v) for k, v in value.items()}
+    raise TypeError(f"状态里不该有 {type(value).__name__} 类型的值（它没有确定的 JSON 形式）")
+
+
+__all__ = ["MAX_TEXT_CHARS", "clean_text", "to_json"]
