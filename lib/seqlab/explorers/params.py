@@ -64,7 +64,9 @@ class Param:
         for label, option in self.options:
             if type(option) is type(value) and option == value:
                 return label
-        return f"{self.label} {value}"
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return f"{self.label} = {value:g}"
+        return str(value)
 
     def check(self, value: Any) -> Any:
         """``value`` 能否作为这个参数：类型、选项、范围都要对；不对就抛出中文的 ``InputError``。
