@@ -10,7 +10,8 @@ import pytest
 import seqlab
 from seqlab import exercises, figures
 from seqlab.errors import InputError, MemoryBudgetError, format_bytes, guard_memory
-from seqlab.explorers import Explorer, clean_text
+from seqlab.explorers import Explorer, Param
+from seqlab.states import clean_text
 
 seqlab.setup()
 
@@ -110,39 +111,35 @@ def test_checker_raises_in_strict_mode(monkeypatch):
     assert check_demo(lambda x: 4)
 
 
-class _Square(Explorer):
-    name = "square-test"
-    title = "测试用"
-    examples = [{"n": 2.0}, {"n": 3.0}]
+def _square(n):
+    if n > 1e6:
+        raise RuntimeError("模拟一个意料之外的错误")
+    return n
 
-    def controls(self):
-        return {"n": widgets.FloatText(value=2.0)}
 
-    def compute(self, n):
-        if n < 0:
-            raise InputError("n 不能是负数。")
-        if n > 1e6:
-            raise RuntimeError("模拟一个意料之外的错误")
-        return n
-
-    def figure(self, state):
-        return go.Figure(go.Bar(y=[state, state**2]))
-
-    def static_figure(self):
-        return figures.stepped_figure([(str(n), self.figure(n)) for n in (1, 2)])
+_SQUARE = Explorer(
+    name="square-test",
+    title="测试用",
+    params=[Param("n", "n", 2.0, "number", low=0.0, high=None, static=(1.0, 2.0))],
+    state=_square,
+    render=lambda n: go.Figure(go.Bar(y=[n, n**2])),
+    examples=[{"n": 2.0}, {"n": 3.0}],
+)
 
 
 def test_live_view_keeps_last_good_figure_and_reports():
-    view = _Square().live()
+    view = _SQUARE.live()
+    assert isinstance(view.controls["n"], widgets.FloatText)
     assert view.set(n=3.0) and list(view.figure.data[0].y) == [3.0, 9.0]
-    assert not view.set(n=-1.0) and "负数" in view.status and list(view.figure.data[0].y) == [3.0, 9.0]
+    assert not view.set(n=-1.0) and "至少是 0" in view.status and list(view.figure.data[0].y) == [3.0, 9.0]
     assert not view.set(n=math.nan) and "NaN" in view.status
     assert view.unexpected is None
     assert not view.set(n=1e9) and "意外" in view.status and isinstance(view.unexpected, RuntimeError)
     view.controls["n"].value = 4.0  # 控件的 observe 也会触发更新
     assert list(view.figure.data[0].y) == [4.0, 16.0] and view.ok
-    assert not view.set(m=1) and "没有这些控件" in view.status  # 不存在的控件：一句中文说明，不抛异常
+    assert not view.set(m=1) and "没有这个控件" in view.status  # 不存在的控件：一句中文说明，不抛异常
     assert view.values() == {"n": 4.0}
+    assert [s.label for s in _SQUARE.static_figure().layout.sliders[0].steps] == ["n = 1", "n = 2"]
 
 
 def test_timing_samples_warm_up_once_and_read_the_given_clock_around_each_run():
