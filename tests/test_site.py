@@ -144,6 +144,29 @@ def test_icon_script_holds_only_the_icons_the_pages_use():
         assert re.search(rf'(?:"{name}"|\b{name}):\[', script), f"图标 {name} 被裁掉了"
 
 
+def test_icon_fonts_and_styles_hold_only_the_icons_the_pages_use():
+    """图标字体裁到只剩样式表用到的字形（主题原来的字体有 150 KB），主题样式表里没有没用到的图标规则；
+    每一个用到的图标，字体里都有它的字形（用 fontTools 读字体的字符表核对）。"""
+    from fontTools.ttLib import TTFont
+
+    from book_ext import CSS_ESCAPE, FA_ICON_RULE, used_icons
+
+    static = HTML / "_static"
+    css = (static / "styles" / "pydata-sphinx-theme.css").read_text(encoding="utf-8")
+    used = used_icons(pages())
+    rules = {name: int(code, 16) for names, code in FA_ICON_RULE.findall(css) for name in re.findall(r"\.fa-([a-z0-9-]+):", names)}
+    assert "bars" in rules and "house" not in rules, "样式表里应只留用到的图标规则"
+    solid = TTFont(static / "vendor" / "fontawesome" / "webfonts" / "fa-solid-900.woff2")
+    glyphs = set(solid.getBestCmap())
+    missing = sorted(name for name in used if name in rules and rules[name] not in glyphs)
+    assert not missing, f"字体里缺这些图标的字形：{missing}"
+    in_css = {int(c, 16) for c in CSS_ESCAPE.findall((static / "styles" / "sphinx-book-theme.css").read_text(encoding="utf-8"))}
+    assert {c for c in in_css if c >= 0xE000} <= glyphs, "书的主题样式表（目录的折叠箭头）用到的字形被裁掉了"
+    for font in (static / "vendor" / "fontawesome" / "webfonts").iterdir():
+        assert font.suffix == ".woff2" and font.stat().st_size < 20_000, f"{font.name} 没有裁小"
+    assert ".ttf" not in css
+
+
 def test_every_figure_has_a_chinese_text_alternative():
     for page in content_pages():
         text = page.read_text(encoding="utf-8")
