@@ -147,15 +147,16 @@ def test_it_row_flips_between_x_and_y():
 
 
 def test_score_matrix_static_face_refuses_past_the_budget_and_stays_small():
-    from seqlab.errors import format_bytes
+    from seqlab import explorers
+    from seqlab.errors import DEFAULT_BUDGET_BYTES, format_bytes
     from seqlab.explorers import score_matrix
 
-    fig = score_matrix.ScoreMatrixExplorer().static_figure()
+    fig = explorers.get("score_matrix").static_figure()
     steps = fig.layout.sliders[0].steps
     assert [s.label for s in steps] == [f"S = {S}" for S in score_matrix.STATIC_LENGTHS]
     S = score_matrix.STATIC_LENGTHS[-1]
     estimate = attention.score_bytes(S, **score_matrix.STATIC_CONFIG)
-    assert estimate > score_matrix.DEFAULT_BUDGET_BYTES  # 最后一档必须超出预算
+    assert estimate > DEFAULT_BUDGET_BYTES  # 最后一档必须超出预算
     last = steps[-1].args[1]["annotations"][0]["text"]
     assert "拒绝" in last and format_bytes(estimate) in last
     assert len(fig.to_json()) < 400_000
