@@ -20,7 +20,7 @@ class Param:
 
     * ``name``：状态函数的关键字参数名；``label``：控件旁的中文名字（也用在错误消息里）。
     * ``default``：默认值——全书只在这里写一次。它的类型决定参数的类型（``str``、``bool``、``int``、``float``）。
-    * ``widget``：``"text"``（改完按回车才更新）、``"combobox"``（可以从 ``options`` 里选，也可以自己输入）、
+    * ``widget``：``"text"``（改完按回车才更新）、``"combobox"``（可以从 ``options`` 里选，也可以自己输入，也是改完才更新）、
       ``"buttons"`` / ``"dropdown"``（只能从 ``options`` 里选）、``"slider"``、``"number"``（数字框）。
     * ``options``：可选的值，每项是 ``(显示的名字, 值)``。
     * ``low``、``high``、``step``：数值参数的范围与步长（只有下限时 ``high`` 为 ``None``）。
@@ -115,7 +115,9 @@ class Param:
         if self.widget == "text":
             return widgets.Text(continuous_update=False, **common)
         if self.widget == "combobox":
-            return widgets.Combobox(options=[v for _, v in options], ensure_option=False, **common)
+            return widgets.Combobox(
+                options=[v for _, v in options], ensure_option=False, continuous_update=False, **common
+            )
         if self.widget == "buttons":
             return widgets.ToggleButtons(options=options, **common)
         if self.widget == "dropdown":
