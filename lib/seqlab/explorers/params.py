@@ -20,13 +20,13 @@ class Param:
 
     * ``name``：状态函数的关键字参数名；``label``：控件旁的中文名字（也用在错误消息里）。
     * ``default``：默认值——全书只在这里写一次。它的类型决定参数的类型（``str``、``bool``、``int``、``float``）。
-    * ``widget``：``"text"``（改完按回车才更新）、``"combobox"``（可以从 ``options`` 里选，也可以自己输入）、
+    * ``widget``：``"text"``（改完按回车才更新）、``"combobox"``（可以从 ``options`` 里选，也可以自己输入，也是改完才更新）、
       ``"buttons"`` / ``"dropdown"``（只能从 ``options`` 里选）、``"slider"``、``"number"``（数字框）。
     * ``options``：可选的值，每项是 ``(显示的名字, 值)``。
     * ``low``、``high``、``step``：数值参数的范围与步长（只有下限时 ``high`` 为 ``None``）。
     * ``continuous``：滑块拖动的途中是否就更新（默认松手才更新）。
     * ``static``：静态面预先计算的取值（空：只用默认值）；``static_labels``：它们在静态面滑块上的名字。
-    * ``width``：控件的宽度（CSS，例如 ``"24em"``）；``wide_label``：名字较长时不截断。
+    * ``width``：控件的宽度（CSS，例如 ``"24em"``；一排按钮时是每个按钮的宽度）；``wide_label``：名字较长时不截断。
     """
 
     name: str
@@ -109,15 +109,20 @@ class Param:
     def control(self) -> widgets.ValueWidget:
         """实时面上的控件，取值是 ``default``。"""
         common: dict[str, Any] = {"value": self.default, "description": self.label}
-        if self.width:
+        style = {"description_width": "initial"} if self.wide_label else {}
+        if self.width and self.widget == "buttons":  # 一排按钮：宽度指每个按钮的宽度
+            style["button_width"] = self.width
+        elif self.width:
             common["layout"] = widgets.Layout(width=self.width)
-        if self.wide_label:
-            common["style"] = {"description_width": "initial"}
+        if style:
+            common["style"] = style
         options = list(self.options)
         if self.widget == "text":
             return widgets.Text(continuous_update=False, **common)
         if self.widget == "combobox":
-            return widgets.Combobox(options=[v for _, v in options], ensure_option=False, **common)
+            return widgets.Combobox(
+                options=[v for _, v in options], ensure_option=False, continuous_update=False, **common
+            )
         if self.widget == "buttons":
             return widgets.ToggleButtons(options=options, **common)
         if self.widget == "dropdown":
