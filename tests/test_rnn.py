@@ -264,50 +264,55 @@ def test_static_face_has_a_scene_slider_and_an_r_slider_that_work_together():
     """两个滑块：场景（update：切换可见轨迹与版面）和距离 r（restyle：只改竖线、圆点、奇异值）。"""
     from seqlab import explorers
     from seqlab.explorers import jacobian as J
+    from seqlab.figures import jacobian_traces as T
 
     fig = explorers.get("jacobian_product").static_figure()
     scenes, distances = fig.layout.sliders
     n = len(fig.data)
-    assert n == len(J.TOUR) * J.N_TRACES
+    assert n == len(J.TOUR) * T.N_TRACES
     assert [s.label for s in scenes.steps] == [label for label, _, _ in J.TOUR]
     for step in scenes.steps:  # 每个场景恰好显示自己的一组轨迹
         visible = step.args[0]["visible"]
-        assert len(visible) == n and sum(visible) == J.N_TRACES
+        assert len(visible) == n and sum(visible) == T.N_TRACES
     assert [int(s.label) for s in distances.steps] == J.STATIC_R
-    r_only = {J.I_VLINE, J.I_MARKERS} | {J.I_SINGULAR + j for j in range(J.N_NORM)}
+    r_only = {T.I_VLINE, T.I_MARKERS} | {T.I_SINGULAR + j for j in range(T.N_NORM)}
     previous = None
     for r, step in zip(J.STATIC_R, distances.steps):
         assert step.method == "restyle"
         data, indices = step.args
-        assert {i % J.N_TRACES for i in indices} == r_only  # 不碰范数曲线和参考线
-        assert all(x == [r, r] for x, i in zip(data["x"], indices) if i % J.N_TRACES == J.I_VLINE)
+        assert {i % T.N_TRACES for i in indices} == r_only  # 不碰范数曲线和参考线
+        assert all(x == [r, r] for x, i in zip(data["x"], indices) if i % T.N_TRACES == T.I_VLINE)
         ys = [y for ys in data["y"] for y in ys]
         assert all(math.isfinite(y) and y > 0 for y in ys)  # 没有 NaN 空洞
         assert ys != previous
         previous = ys
     # 默认停在 r = 30，和初始数据一致
     assert distances.active == J.STATIC_R.index(J.STATIC_R_DEFAULT)
-    assert list(fig.data[J.I_VLINE].x) == [J.STATIC_R_DEFAULT] * 2
+    assert list(fig.data[T.I_VLINE].x) == [J.STATIC_R_DEFAULT] * 2
 
 
 def test_verdict_names_the_regime():
-    from seqlab.explorers import jacobian as J
+    from seqlab import explorers
+    from seqlab.figures.jacobian import verdict
 
-    assert "必然指数衰减" in J.verdict(J.jacobian_state(matrix="orthogonal", rho=0.9, phi="linear"))
-    assert "上界管不住" in J.verdict(J.jacobian_state(matrix="nonnormal", rho=0.9, phi="linear"))
-    assert "必然增长" in J.verdict(J.jacobian_state(matrix="orthogonal", rho=1.1, phi="linear"))
-    assert "不必然" in J.verdict(J.jacobian_state(matrix="orthogonal", rho=1.1, phi="tanh", input_scale=2.0))
+    state = explorers.get("jacobian_product").compute
+    assert "必然指数衰减" in verdict(state(matrix="orthogonal", rho=0.9, phi="linear"))
+    assert "上界管不住" in verdict(state(matrix="nonnormal", rho=0.9, phi="linear"))
+    assert "必然增长" in verdict(state(matrix="orthogonal", rho=1.1, phi="linear"))
+    assert "不必然" in verdict(state(matrix="orthogonal", rho=1.1, phi="tanh", input_scale=2.0))
 
 
 def test_explorer_shows_the_three_phenomena():
-    from seqlab.explorers import jacobian as J
+    from seqlab import explorers
+    from seqlab.figures.jacobian import caption
 
-    below = J.jacobian_state(matrix="orthogonal", rho=0.9, phi="tanh", input_scale=0.5)
-    above = J.jacobian_state(matrix="orthogonal", rho=1.2, phi="linear")
+    state = explorers.get("jacobian_product").compute
+    below = state(matrix="orthogonal", rho=0.9, phi="tanh", input_scale=0.5)
+    above = state(matrix="orthogonal", rho=1.2, phi="linear")
     assert float(below.selected.log10_norm[-1]) < -4
     assert float(above.selected.log10_norm[-1]) > 7
-    nn_ = J.jacobian_state(matrix="nonnormal", rho=0.9, phi="linear", r=10)
-    assert "先增长" in J.jacobian_caption(nn_)
+    nn_ = state(matrix="nonnormal", rho=0.9, phi="linear", r=10)
+    assert "先增长" in caption(nn_)
     assert float(nn_.curves["nonnormal"].log10_norm[9]) > 1 > float(nn_.curves["orthogonal"].log10_norm[9])
 
 
@@ -323,12 +328,10 @@ def test_explorer_bad_input_is_a_chinese_message():
         view._hold = False
         view.refresh()
         assert view.unexpected is None
-    from seqlab.explorers import jacobian as J
-
     for bad in ({"d": 1}, {"r": 101}, {"rho": float("nan")}, {"matrix": "x"}, {"phi": "relu"},
                 {"seed": 2.5}, {"input_scale": -1.0}):
         with pytest.raises(InputError):
-            J.jacobian_state(**bad)
+            explorers.get("jacobian_product").compute(**bad)
     assert before  # 图仍在
 
 
