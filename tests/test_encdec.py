@@ -119,24 +119,29 @@ def test_checkpoint_translates_fresh_data_as_well_as_the_attention_model():
 
 
 def test_attention_explorer_switches_to_the_transformer_cross_attention():
+    from seqlab import explorers
     from seqlab.errors import InputError
-    from seqlab.explorers import attention_weights as aw
+    from seqlab.states import attention_weights as aw
 
     text = task.EXAMPLES[1]
-    state = aw.attention_state(text, 3, model=encdec.NAME)
+    state = aw.attention_state(text, 3, encdec.NAME)
     src = torch.tensor([task.encode_source(aw.parse_source(text))])
     ids, cross = train.load(encdec.NAME).model.greedy(src, src.shape[1])
     assert state.output == task.decode_target(ids[0]) and state.model == encdec.NAME
     want = cross[0, encdec.SHOWN_LAYER].mean(dim=0)  # 各头平均：(T, S)
     assert torch.allclose(torch.tensor(state.alpha), want, atol=1e-4)
-    assert state.alpha != aw.attention_state(text, 3).alpha  # 默认仍是第 1.4 节的 Bahdanau 模型
+    bahdanau = explorers.get("attention_weights")
+    assert state.alpha != bahdanau.compute(text=text, step=3).alpha  # 默认仍是第 1.4 节的 Bahdanau 模型
     with pytest.raises(InputError, match="没有这个模型"):
-        aw.attention_state(text, 3, model="no_such_model")
-    view = aw.AttentionWeightsExplorer().live()
+        aw.attention_state(text, 3, "no_such_model")
+    view = bahdanau.live()
     assert view.set(model=encdec.NAME) and "Transformer" in view.figure.layout.title.text
     assert view.set(model=aw.MODEL) and "注意力模型" in view.figure.layout.title.text
-    static = aw.AttentionWeightsExplorer().static_figure(model=encdec.NAME)
-    assert [list(r) for r in static.data[0].z] == aw.attention_state(task.EXAMPLES[1], 1, model=encdec.NAME).alpha
+    # 第 1.6 节的静态面：同一份说明，模型的默认值换成 Transformer
+    cross_explorer = explorers.get("cross_attention_weights")
+    assert cross_explorer.defaults == {**bahdanau.defaults, "model": encdec.NAME}
+    static = cross_explorer.static_figure()
+    assert [list(r) for r in static.data[0].z] == aw.attention_state(task.EXAMPLES[1], 1, encdec.NAME).alpha
 
 
 def test_the_recipe_leaves_the_callers_random_state_alone():

@@ -174,7 +174,7 @@ def test_exercise_checks_teach_on_typical_mistakes():
 # ---------------------------------------------------------------- 探索器的专门检查（通用检查在 test_explorers.py）
 def test_explorer_parses_and_rejects_input_in_chinese():
     from seqlab.errors import InputError
-    from seqlab.explorers import attention_weights as aw
+    from seqlab.states import attention_weights as aw
 
     assert aw.parse_source(" 大猫 追小黑狗, 老马看白鸟 ") == list("大猫追小黑狗，老马看白鸟")
     for bad, words in [("", "空"), ("猫追狗😀", "不认识"), ("猫追狗，" * 7 + "猫追狗", "最大长度")]:
@@ -183,14 +183,18 @@ def test_explorer_parses_and_rejects_input_in_chinese():
 
 
 def test_explorer_state_matches_the_model_and_clamps_the_step():
-    from seqlab.explorers import attention_weights as aw
+    from seqlab import explorers
+    from seqlab.states import attention_weights as aw
 
-    state = aw.attention_state("大猫追小黑狗", step=99)
+    state = aw.attention_state("大猫追小黑狗", 99, aw.MODEL)
     assert state.step == 6 and state.clamped
     assert state.reference == task.translate(list("大猫追小黑狗")) and state.gold == [1, 0, 5, 3, 4, 2]
     assert all(abs(sum(row) - 1) < 1e-3 for row in state.alpha)
-    assert aw.attention_state("猫猫猫").reference is None  # 不合语法：没有标准译文
-    fig = aw.AttentionWeightsExplorer().static_figure()
+    assert state.right == sum(a == b for a, b in zip(state.output, state.reference))
+    assert state.top == sorted(range(6), key=lambda j: -state.alpha[5][j])[:aw.TOP]  # c_t 的前几项：第 6 行
+    no_reference = explorers.get("attention_weights").compute(text="猫猫猫")  # 不合语法：没有标准译文
+    assert no_reference.reference is None and no_reference.right is None
+    fig = explorers.get("attention_weights").static_figure()
     # 下拉菜单选例句，每个例句一个滑块，步数等于句长；同一时刻只有一个滑块可见
     assert [len(s.steps) for s in fig.layout.sliders] == [len(aw.parse_source(t)) for t in task.EXAMPLES]
     assert sum(bool(s.visible) for s in fig.layout.sliders) == 1
@@ -199,9 +203,9 @@ def test_explorer_state_matches_the_model_and_clamps_the_step():
 
 def test_static_face_switches_layout_by_flat_paths():
     """回归检查：滑块若传整个 ``xaxis`` 字典，plotly.js 会把坐标轴的位置一并抹掉，两块面板叠在一起。"""
-    from seqlab.explorers import attention_weights as aw
+    from seqlab import explorers
 
-    fig = aw.AttentionWeightsExplorer().static_figure()
+    fig = explorers.get("attention_weights").static_figure()
     args = [s.args for slider in fig.layout.sliders for s in slider.steps]
     args += [b.args for b in fig.layout.updatemenus[0].buttons]
     for _restyle, relayout, traces in args:
