@@ -144,7 +144,7 @@ def test_decode_step_flops_with_cache_grow_linearly_in_context():
 
 
 def test_measurement_figures_build_and_carry_no_latex():
-    from seqlab.explorers import prefill_decode as pd
+    from seqlab.figures import complexity, decoding, kv_cache, tables
 
     torch.manual_seed(7)
     model = tf.TinyDecoder(32, 16, 2, 32, 2).eval()
@@ -153,14 +153,17 @@ def test_measurement_figures_build_and_carry_no_latex():
     costs = [measure.decode_step_cost(model, T, repeats=1) for T in (4, 8)]
     counts = {n: measure.table1_counts(n, 8) for n in (4, 8)}
     figures = [
-        pd.prefill_decode_figure(results),
-        pd.timeline_figure(timelines, 4),
-        pd.decode_cost_figure([4, 8], costs, 16),
-        pd.table1_figure(counts, 8),
+        decoding.prefill_decode_figure(results),
+        decoding.timeline_figure(timelines, 4),
+        kv_cache.decode_cost_figure([4, 8], costs, 16),
+        kv_cache.step_cost_figure(measure.step_costs(model, 3, 3, repeats=1)),
+        kv_cache.kv_memory_figure([1, 8], [512, 4096], [512, 4096]),
+        complexity.table1_figure(counts, 8),
     ]
     for fig in figures:
         assert fig.data and "$" not in fig.to_json()
-    for table in (pd.prefill_decode_table(results), pd.table1_table(counts, 8, ns=(8,))):
+    ppl = tables.perplexity_table({1: 40.0, 2: 12.5}, 6.25, "小 GPT")
+    for table in (tables.prefill_decode_table(results), tables.table1_table(counts, 8, ns=(8,)), ppl):
         assert table.startswith("<table") and "$" not in table
 
 

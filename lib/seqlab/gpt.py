@@ -10,7 +10,7 @@
   哪些 Key/Value 行是从缓存里读的、哪些是这一步新算的（由真实的 ``KVCache`` 的长度读出）；
 * 沿一次真实的生成每一步的运算量、搬运的字节与 CPU 时间在 ``seqlab.measure``（``step_costs``）。
 
-本模块只依赖 torch；画图在 ``seqlab.explorers.gpt_steps`` 里。
+本模块只依赖 torch；逐步生成的状态在 ``seqlab.states.gpt_steps``，画图在 ``seqlab.figures.gpt_steps`` 里。
 """
 
 from __future__ import annotations
