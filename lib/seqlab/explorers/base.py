@@ -1,7 +1,7 @@
 """探索器：一份小小的说明（参数、状态函数、画图函数），两副面孔。
 
 * **静态面**（``static_figure``）：plotly 图自带的滑块 / 下拉菜单在预先算好的状态之间切换，
-  不需要内核，网页离线可用。默认由各参数的 ``static`` 取值的所有组合生成。
+  不需要内核，网页离线可用。默认由各参数的 ``static`` 取值的所有组合生成（只有一个取值的参数就固定在它上）。
 * **实时面**（``live``）：由参数生成的 ipywidgets 控件驱动同一个状态函数，原地更新一张图，
   用于无法预先计算的情形（任意输入的文字、任意数值）。
 
@@ -44,8 +44,8 @@ class Explorer(Generic[State]):
       测试检查它改出来的图与 ``render(new)`` 完全一样。没有它，实时面每次都从头画；
     * ``caption(state)``：实时面在图上方显示的一句话；
     * ``examples``：几组合法的参数取值，测试和 ``make bench`` 用它们驱动实时面；
-    * ``static``：可选，自己拼出静态面的函数（默认由参数的 ``static`` 取值生成）；
-      ``static_label`` 是默认静态面上那个控件的名字。
+    * ``static``：可选，自己拼出静态面的函数（默认由参数的 ``static`` 取值生成，见 ``static_figure``）；
+      ``static_label`` 是默认静态面上那个控件的名字，``static_prefix`` 是滑块当前值前面的文字。
     """
 
     name: str
@@ -58,6 +58,7 @@ class Explorer(Generic[State]):
     patch: Callable[[go.Figure, State, State], None] | None = None
     static: Callable[[], go.Figure] | None = None
     static_label: str = ""
+    static_prefix: str = ""
     defaults: dict[str, Any] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -97,14 +98,17 @@ class Explorer(Generic[State]):
         return {p.name: p.control() for p in self.params}
 
     def static_figure(self) -> go.Figure:
+        """静态面：有 ``static`` 就用它；否则取各参数 ``static`` 取值的所有组合，每个组合预先算好一张图，
+        滑块上是取值不止一个的那些参数的名字，打开时停在默认值的那一格（默认值在网格里时）。"""
         if self.static is not None:
             return self.static()
+        grid = [dict(zip((p.name for p in self.params), values))
+                for values in itertools.product(*(p.static_values for p in self.params))]
         varied = [p for p in self.params if len(p.static_values) > 1]
-        states = []
-        for values in itertools.product(*(p.static_values for p in varied)):
-            label = " · ".join(p.value_label(v) for p, v in zip(varied, values))
-            states.append((label, self.render(self.compute(**dict(zip((p.name for p in varied), values))))))
-        return stepped_figure(states, label=self.static_label)
+        states = [(" · ".join(p.value_label(values[p.name]) for p in varied), self.render(self.compute(**values)))
+                  for values in grid]
+        defaults = [k for k, values in enumerate(grid) if all(values[p.name] == self.defaults[p.name] for p in varied)]
+        return stepped_figure(states, label=self.static_label, prefix=self.static_prefix, active=(defaults or [0])[0])
 
     def live(self) -> LiveView:
         from seqlab.explorers.live import LiveView

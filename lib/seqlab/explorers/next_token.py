@@ -1,18 +1,9 @@
 """第 1.1 节的探索器：n-gram 语言模型逐位置的条件概率与下一个字的候选。"""
 
-import plotly.graph_objects as go
-
 from seqlab import corpus
 from seqlab.explorers import Explorer, Param, register
 from seqlab.figures import next_token as figure
 from seqlab.states import next_token as state
-
-
-def static() -> go.Figure:
-    """静态面：默认的那句话在每个阶数下的概率，滑块停在默认的阶数上。"""
-    states = [EXPLORER.compute(order=n) for n in state.ORDERS]
-    return figure.static(states, active=state.ORDERS.index(EXPLORER.defaults["order"]))
-
 
 EXPLORER = register(
     Explorer(
@@ -20,7 +11,8 @@ EXPLORER = register(
         title="n-gram 语言模型：每个位置的条件概率",
         params=[
             Param("text", "句子", corpus.EXAMPLE_PREFIX, "text"),
-            Param("order", "阶数 n", 3, "buttons", options=tuple((str(n), n) for n in state.ORDERS)),
+            Param("order", "阶数 n", 3, "buttons", options=tuple((str(n), n) for n in state.ORDERS),
+                  static=state.ORDERS, static_labels=tuple(f"n = {n}" for n in state.ORDERS)),
         ],
         state=state.next_token_state,
         render=figure.render,
@@ -32,6 +24,6 @@ EXPLORER = register(
             {"text": "他一口气把那本小说读", "order": 2},
             {"text": "苹果公司发布了新的手机", "order": 3},
         ],
-        static=static,
+        static_prefix="阶数 ",
     )
 )

@@ -4,8 +4,6 @@
 两者相同（置换等变）；加上正弦位置以后两者不再相同。
 """
 
-import plotly.graph_objects as go
-
 from seqlab.explorers import Explorer, Param, register
 from seqlab.figures import permutation as figure
 from seqlab.states import permutation as state
@@ -16,21 +14,16 @@ STATIC_TEXT, STATIC_SHUFFLE = "狗咬了邮递员", 2
 SHORT = {"attn": "注意力", "ffn": "FFN", "block": "整个块", "attn_pos": "注意力 + 位置"}  # 静态面滑块上的短标签
 
 
-def static() -> go.Figure:
-    """静态面：同一句话、同一种打乱方式，四个部件各一步。"""
-    return figure.static_figure(
-        [(SHORT[part], EXPLORER.compute(text=STATIC_TEXT, part=part, shuffle=STATIC_SHUFFLE)) for part in state.PARTS]
-    )
-
-
 EXPLORER = register(
     Explorer(
         name="permutation",
         title="打乱 token：自注意力与 FFN 的置换等变，以及位置表示如何打破它",
         params=[
-            Param("text", "句子", EXAMPLE_TEXT, "text"),
-            Param("part", "部件", "attn", "dropdown", options=tuple((v, k) for k, v in state.PARTS.items())),
-            Param("shuffle", "打乱方式", 1, "slider", low=1, high=20),
+            # 静态面：同一句话、同一种打乱方式，四个部件各一格
+            Param("text", "句子", EXAMPLE_TEXT, "text", static=(STATIC_TEXT,)),
+            Param("part", "部件", "attn", "dropdown", options=tuple((v, k) for k, v in state.PARTS.items()),
+                  static=tuple(SHORT), static_labels=tuple(SHORT.values())),
+            Param("shuffle", "打乱方式", 1, "slider", low=1, high=20, static=(STATIC_SHUFFLE,)),
         ],
         state=state.permutation_state,
         render=figure.render,
@@ -42,6 +35,6 @@ EXPLORER = register(
             {"text": LONG_TEXT, "part": "ffn", "shuffle": 3},
             {"text": LONG_TEXT, "part": "block", "shuffle": 5},
         ],
-        static=static,
+        static_prefix="部件：",
     )
 )

@@ -1,7 +1,5 @@
 """第 1.2 节的探索器：同一段文字按字、按词（jieba）、按字节级 BPE 切分，以及序列长度与词表大小。"""
 
-import plotly.graph_objects as go
-
 from seqlab.explorers import Explorer, Param, register
 from seqlab.figures import tokenizer as figure
 from seqlab.states import tokenizer as state
@@ -10,19 +8,14 @@ from seqlab.tokenize import BPE_SIZES
 TEXT = "我在苹果公司工作，周末爱吃苹果🍎"
 
 
-def static() -> go.Figure:
-    """静态面：默认的那段文字在每个 BPE 词表大小下的切分，滑块停在默认的词表大小上。"""
-    states = [EXPLORER.compute(vocab_size=v) for v in BPE_SIZES]
-    return figure.static(states, active=BPE_SIZES.index(EXPLORER.defaults["vocab_size"]))
-
-
 EXPLORER = register(
     Explorer(
         name="tokenizer",
         title="同一段文字的三种切分：字、词、字节级 BPE",
         params=[
             Param("text", "文本", TEXT, "text", width="28em"),
-            Param("vocab_size", "BPE 词表", 300, "buttons", options=tuple((str(v), v) for v in BPE_SIZES), width="4.2em"),
+            Param("vocab_size", "BPE 词表", 300, "buttons", options=tuple((str(v), v) for v in BPE_SIZES), width="4.2em",
+                  static=BPE_SIZES, static_labels=tuple(f"V = {v}" for v in BPE_SIZES)),
         ],
         state=state.tokenizer_state,
         render=figure.render,
@@ -34,6 +27,6 @@ EXPLORER = register(
             {"text": "这本书我已经读过了", "vocab_size": 256},
             {"text": "鲲鹏展翅九万里 hello 😀", "vocab_size": 600},
         ],
-        static=static,
+        static_prefix="BPE 词表大小 ",
     )
 )

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from seqlab.figures.stepped import stepped_figure
 from seqlab.states.next_token import NextTokenState
 
 
@@ -73,8 +70,3 @@ def patch(fig: go.Figure, old: NextTokenState, new: NextTokenState) -> None:
     cand, cp = _candidates(new)
     fig.data[2].update(x=cand, y=cp, text=[f"{p:.2f}" for p in cp])
     fig.layout.title.text = _title(new)
-
-
-def static(states: Sequence[NextTokenState], *, active: int) -> go.Figure:
-    """静态面：同一句话在各个阶数下的图，滑块切换；``active`` 是初始的那一步。"""
-    return stepped_figure([(f"n = {s.order}", render(s)) for s in states], prefix="阶数 ", active=active)

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from seqlab.figures.stepped import stepped_figure
 from seqlab.states.permutation import PARTS, PermutationState
 
 FLOOR = 1e-9  # 对数坐标画不了 0：比它还小的差异按它来画（悬停时显示真实值）
@@ -85,8 +83,3 @@ def patch(fig: go.Figure, old: PermutationState, new: PermutationState) -> None:
         trace.update(values)
     fig.layout.title.text = _title(new, "<br>")
     fig.layout.height = _height(new)
-
-
-def static_figure(states: Sequence[tuple[str, PermutationState]]) -> go.Figure:
-    """静态面：``(部件的短名, 状态)`` 各一步的滑块图。"""
-    return stepped_figure([(label, render(state)) for label, state in states], prefix="部件：")

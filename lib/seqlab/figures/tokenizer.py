@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from seqlab.figures.stepped import stepped_figure
 from seqlab.figures.style import PALETTE
 from seqlab.states.tokenizer import TokenizerState
 from seqlab.tokenize import BPE_SIZES, UNK
@@ -155,8 +153,3 @@ def patch(fig: go.Figure, old: TokenizerState, new: TokenizerState) -> None:
     top = max([*new.bpe_lengths, len(char.tokens), len(word.tokens), *new.corpus_lengths])
     fig.layout.yaxis2.range = [0, 1.55 * top]
     fig.layout.title = f"「{new.text}」的三种切分"
-
-
-def static(states: Sequence[TokenizerState], *, active: int) -> go.Figure:
-    """静态面：同一段文字在各个 BPE 词表大小下的图，滑块切换；``active`` 是初始的那一步。"""
-    return stepped_figure([(f"V = {s.vocab_size}", render(s)) for s in states], prefix="BPE 词表大小 ", active=active)
