@@ -43,35 +43,19 @@ def stepped_figure(
         if k == active:
             for i, trace in enumerate(fig.data):
                 trace.visible = visible[i]
-    if control == "slider":
-        fig.update_layout(
-            sliders=[
-                dict(
-                    name=label or None,
-                    active=active,
-                    steps=steps,
-                    currentvalue=dict(prefix=prefix, font=dict(size=13)),
-                    pad=dict(t=45, b=10),
-                )
-            ]
-        )
-    else:
-        fig.update_layout(
-            updatemenus=[
-                dict(
-                    name=label or None,
-                    type="dropdown",
-                    active=active,
-                    buttons=steps,
-                    x=0.0,
-                    xanchor="left",
-                    y=1.18,
-                    yanchor="top",
-                    showactive=True,
-                )
-            ]
-        )
+    fig.update_layout(_control(control, steps, label=label, prefix=prefix, active=active))
     return fig
+
+
+def _control(control: str, steps: list[dict], *, label: str, prefix: str, active: int) -> dict:
+    """切换各步的那个控件（版面里的 ``sliders`` 或 ``updatemenus``）。"""
+    if control == "slider":
+        slider = dict(name=label or None, active=active, steps=steps,
+                      currentvalue=dict(prefix=prefix, font=dict(size=13)), pad=dict(t=45, b=10))
+        return {"sliders": [slider]}
+    menu = dict(name=label or None, type="dropdown", active=active, buttons=steps,
+                x=0.0, xanchor="left", y=1.18, yanchor="top", showactive=True)
+    return {"updatemenus": [menu]}
 
 
 def _switchable_layout(layout: go.Layout) -> dict:
