@@ -15,10 +15,15 @@ import { glueText } from "./pyformat.js";
 
 // 值还没算出来时的占位文字：粘贴它的代码单元格在上面还是在下面（按代码里的 glue("名字", …) 找）
 const PENDING = { above: "〔运行上面的代码后显示〕", below: "〔运行下面的代码后显示〕" };
+// 最后一条：拖动 ipywidgets 的滑块时，noUiSlider 在按下时把 <body> 的 cursor 设成手柄的样式，松开时再清掉。
+// cursor 会被继承，而且不在浏览器“只改一个继承属性”的快速路径上：每改一次都要重算整页每个元素的样式
+// （打开一节笔记本有两三万个元素，本机每次约 45 ms，一次拖动按下、松开各一次）。JupyterLab 的主界面自己写明
+// cursor: auto（与 <body> 原来的值相同，看起来没有区别），重算就停在它这里。代价：拖动途中指针移出手柄时显示普通指针。
 const STYLE = `
 [data-seqlab-glue][data-seqlab-pending] { color: var(--jp-ui-font-color2); font-size: 0.9em; }
 .cite-group[data-seqlab-cite] svg { display: none; }
 .cite-group[data-seqlab-cite] .text-yellow-600 { color: inherit; }
+body > #main { cursor: auto; }
 `;
 
 export function makePlugin({ base, version }) {
