@@ -9,6 +9,7 @@ import torch.nn.functional as F
 
 from seqlab import charlm, corpus, lm, train
 from seqlab.corpus import reading_cue
+from seqlab.train import char_rnn
 
 
 # ---------------------------------------------------------------- 语料
@@ -51,7 +52,7 @@ def test_any_short_ngram_cannot_beat_a_coin_on_the_pairs():
 # ---------------------------------------------------------------- 截断的沿时间反向传播
 def test_tbptt_batches_are_consecutive_slices_of_one_stream():
     stream = torch.arange(1000)
-    batches = charlm.tbptt_batches(stream, B=4, L=10)
+    batches = char_rnn.tbptt_batches(stream, B=4, L=10)
     x0, y0, r0 = next(batches)
     x1, y1, r1 = next(batches)
     n = 999 // 4
@@ -94,8 +95,8 @@ def _run_embedded(model, E, state):
 def test_training_clips_the_gradient_norm_of_every_step():
     torch.manual_seed(0)
     model = charlm.CharLM(30, d_emb=8, d_h=16, cell="gru")
-    batches = charlm.tbptt_batches(torch.randint(30, (4000,)), B=4, L=16)
-    log = charlm.train_tbptt(model, batches, steps=5, lr=1e-3, clip=1e-3, progress=False)
+    batches = char_rnn.tbptt_batches(torch.randint(30, (4000,)), B=4, L=16)
+    log = char_rnn.train_tbptt(model, batches, steps=5, lr=1e-3, clip=1e-3, progress=False)
     assert len(log.losses) == len(log.grad_norms) == 5 and log.clipped_fraction == 1.0
     assert not model.training
 
@@ -128,7 +129,7 @@ def test_unknown_characters_are_encoded_as_unk_like_the_ngram():
 # ---------------------------------------------------------------- 检查点
 @pytest.mark.parametrize("cell", charlm.CELLS)
 def test_checkpoints_beat_every_ngram_order_on_held_out_perplexity(cell):
-    ckpt = train.load(charlm.NAMES[cell])
+    ckpt = train.load(char_rnn.NAMES[cell])
     vocab = charlm.vocab_of(ckpt.config)
     assert vocab == charlm.CharVocab.from_sentences(charlm.training_sentences())
     ppl = charlm.perplexity(ckpt.model, vocab, charlm.held_out_sentences())
@@ -140,7 +141,7 @@ def test_checkpoints_beat_every_ngram_order_on_held_out_perplexity(cell):
 
 
 def test_the_gru_picks_the_distant_cue_where_the_4gram_cannot():
-    ckpt = train.load(charlm.NAMES["gru"])
+    ckpt = train.load(char_rnn.NAMES["gru"])
     _, pairs = reading_cue.cue_split()
     sentences = [s for p in pairs for s in p]
     gru = charlm.lm_cue_accuracy(ckpt.model, charlm.vocab_of(ckpt.config), sentences)
@@ -152,6 +153,6 @@ def test_the_recipe_leaves_the_callers_random_state_alone():
     from rngcheck import leaves_rng_alone
 
     trained = []
-    assert leaves_rng_alone(lambda: trained.append(charlm.train_model("elman", steps=2, progress=False)))
+    assert leaves_rng_alone(lambda: trained.append(char_rnn.train_model("elman", steps=2, progress=False)))
     _, _, meta = trained[0]
     assert meta["steps"] == 2 and len(meta["losses"]) == 2

@@ -8,6 +8,7 @@ from torch import nn
 
 from seqlab import encdec, seq2seq, train
 from seqlab.corpus import translation as task
+from seqlab.train import encdec_transformer
 
 
 def _causal(T: int) -> torch.Tensor:
@@ -108,14 +109,14 @@ def test_agreement_counts_argmax_hits_against_the_reference_alignment():
 
 
 def test_checkpoint_translates_fresh_data_as_well_as_the_attention_model():
-    ckpt = train.load(encdec.NAME)
+    ckpt = train.load(encdec_transformer.NAME)
     fresh = task.eval_set(seed=2024, per_length=30)
     acc = seq2seq.mean_accuracy(seq2seq.accuracy_by_length(ckpt.model, fresh))
     assert abs(acc - ckpt.meta["accuracy"]) < 0.03
     fixed = seq2seq.mean_accuracy(seq2seq.accuracy_by_length(train.load("seq2seq_fixed").model, fresh))
     assert acc > fixed + 0.1
     assert ckpt.meta["torch_threads"] == 1
-    assert train.weights_path(encdec.NAME).stat().st_size <= 2 * 2**20
+    assert train.weights_path(encdec_transformer.NAME).stat().st_size <= 2 * 2**20
 
 
 def test_attention_explorer_switches_to_the_transformer_cross_attention():
@@ -124,30 +125,30 @@ def test_attention_explorer_switches_to_the_transformer_cross_attention():
     from seqlab.states import attention_weights as aw
 
     text = task.EXAMPLES[1]
-    state = aw.attention_state(text, 3, encdec.NAME)
+    state = aw.attention_state(text, 3, encdec_transformer.NAME)
     src = torch.tensor([task.encode_source(aw.parse_source(text))])
-    ids, cross = train.load(encdec.NAME).model.greedy(src, src.shape[1])
-    assert state.output == task.decode_target(ids[0]) and state.model == encdec.NAME
-    want = cross[0, encdec.SHOWN_LAYER].mean(dim=0)  # 各头平均：(T, S)
+    ids, cross = train.load(encdec_transformer.NAME).model.greedy(src, src.shape[1])
+    assert state.output == task.decode_target(ids[0]) and state.model == encdec_transformer.NAME
+    want = cross[0, encdec_transformer.SHOWN_LAYER].mean(dim=0)  # 各头平均：(T, S)
     assert torch.allclose(torch.tensor(state.alpha), want, atol=1e-4)
     bahdanau = explorers.get("attention_weights")
     assert state.alpha != bahdanau.compute(text=text, step=3).alpha  # 默认仍是第 1.4 节的 Bahdanau 模型
     with pytest.raises(InputError, match="没有这个模型"):
         aw.attention_state(text, 3, "no_such_model")
     view = bahdanau.live()
-    assert view.set(model=encdec.NAME) and "Transformer" in view.figure.layout.title.text
+    assert view.set(model=encdec_transformer.NAME) and "Transformer" in view.figure.layout.title.text
     assert view.set(model=aw.MODEL) and "注意力模型" in view.figure.layout.title.text
     # 第 1.6 节的静态面：同一份说明，模型的默认值换成 Transformer
     cross_explorer = explorers.get("cross_attention_weights")
-    assert cross_explorer.defaults == {**bahdanau.defaults, "model": encdec.NAME}
+    assert cross_explorer.defaults == {**bahdanau.defaults, "model": encdec_transformer.NAME}
     static = cross_explorer.static_figure()
-    assert [list(r) for r in static.data[0].z] == aw.attention_state(task.EXAMPLES[1], 1, encdec.NAME).alpha
+    assert [list(r) for r in static.data[0].z] == aw.attention_state(task.EXAMPLES[1], 1, encdec_transformer.NAME).alpha
 
 
 def test_the_recipe_leaves_the_callers_random_state_alone():
     from rngcheck import leaves_rng_alone
 
     trained = []
-    assert leaves_rng_alone(lambda: trained.append(encdec.train_model(steps=2, progress=False)))
+    assert leaves_rng_alone(lambda: trained.append(encdec_transformer.train_model(steps=2, progress=False)))
     _, meta = trained[0]
     assert meta["steps"] == 2

@@ -9,11 +9,12 @@ import torch
 from seqlab import corpus, gpt, lm, measure, train
 from seqlab import transformer as tf
 from seqlab.errors import InputError
+from seqlab.train import gpt_chars
 
 
 @pytest.fixture(scope="module")
 def ckpt():
-    return train.load(gpt.NAME)
+    return train.load(gpt_chars.NAME)
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +38,8 @@ def test_checkpoint_is_small_and_its_size_matches_the_architecture(ckpt):
     block = 4 * (d * d + d) + 2 * d * d_ff + d_ff + d + 4 * d
     assert n == V * d + L * block + 2 * d + d * V + V == ckpt.meta["parameters"]
     assert n < 300_000
-    assert train.weights_path(gpt.NAME).stat().st_size <= 2 * 2**20
-    assert ckpt.meta["cpu_seconds"] > 0 and set(train.TOLERANCES[gpt.NAME]) <= set(ckpt.meta)
+    assert train.weights_path(gpt_chars.NAME).stat().st_size <= 2 * 2**20
+    assert ckpt.meta["cpu_seconds"] > 0 and set(train.TOLERANCES[gpt_chars.NAME]) <= set(ckpt.meta)
 
 
 def _perplexity_one_by_one(model, vocab, sentences):
@@ -167,8 +168,8 @@ def test_recipe_is_bit_for_bit_reproducible_and_leaves_the_global_rng_alone(tmp_
     torch.manual_seed(3)
     runs = []
     for _ in range(2):
-        gpt.train_gpt(steps=15)
-        runs.append(train.read(gpt.NAME))
+        gpt_chars.train_gpt(steps=15)
+        runs.append(train.read(gpt_chars.NAME))
     assert random.random() == expected[0] and torch.equal(torch.rand(2), expected[1]), "配方改动了全局随机数"
     assert runs[0]["state_dict"].keys() == runs[1]["state_dict"].keys()
     assert all(torch.equal(runs[0]["state_dict"][k], v) for k, v in runs[1]["state_dict"].items())

@@ -6,10 +6,10 @@ import random
 import pytest
 import torch
 
-from seqlab import seq2seq, train
+from seqlab import measure, seq2seq, train
 from seqlab.corpus import translation as task
 from seqlab.exercises import sec04
-from seqlab.train import CHECKPOINT_DIR, RECIPES
+from seqlab.train import CHECKPOINT_DIR, RECIPES, translation
 
 
 # ---------------------------------------------------------------- 任务
@@ -80,7 +80,7 @@ def test_trained_model_reads_with_the_formula_at_every_step():
 def test_the_two_models_differ_only_in_how_they_read():
     fixed = seq2seq.FixedContextSeq2Seq(20, 20)
     attn = seq2seq.AttentionSeq2Seq(20, 20)
-    extra = seq2seq.n_parameters(attn) - seq2seq.n_parameters(fixed)
+    extra = measure.n_parameters(attn) - measure.n_parameters(fixed)
     assert extra == sum(p.numel() for p in attn.attention.parameters())
     H = torch.randn(3, 5, 128)
     s, c = fixed.start(H)
@@ -96,14 +96,14 @@ def test_encoder_summary_is_the_last_states_of_both_directions():
 
 
 # ---------------------------------------------------------------- 检查点
-@pytest.mark.parametrize("name", sorted(seq2seq.SPECS))
+@pytest.mark.parametrize("name", sorted(translation.SPECS))
 def test_checkpoint_exists_is_small_and_has_a_recipe(name):
     path = CHECKPOINT_DIR / f"{name}.safetensors"
     assert path.exists(), f"请运行 python -m seqlab.train {name}"
     assert path.stat().st_size <= 2 * 2**20
     assert name in RECIPES
     meta = train.load(name).meta
-    assert meta["seed"] == seq2seq.TRAIN["seed"] and meta["steps"] == seq2seq.TRAIN["steps"]
+    assert meta["seed"] == translation.TRAIN["seed"] and meta["steps"] == translation.TRAIN["steps"]
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,9 @@
   层归一化（post-norm 或 pre-norm），与 ``torch.nn.TransformerDecoderLayer`` 逐数对照；
 * ``EncoderDecoderTransformer``：源/目标 Embedding × √d + 正弦位置 → N 个编码器块 → N 个解码器块 → 输出层，
   中间部分与 ``torch.nn.Transformer`` 逐数对照；
-* 在第 1.4 节的玩具翻译任务上训练它的配方 ``encdec_transformer``。
+* 读训练好的模型：交叉注意力与标准对齐的一致程度（``alignment_agreement``）、各头平均（``head_mean``）。
+
+在第 1.4 节的玩具翻译任务上训练它的配方 ``encdec_transformer`` 在 ``seqlab.train.encdec_transformer``。
 
 记号：``B`` 批大小，``S`` 源长度，``T`` 目标长度，``h`` 头数，``d`` 即 ``d_model``。
 """
@@ -17,8 +19,6 @@
 from __future__ import annotations
 
 import math
-import time
-from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -28,8 +28,6 @@ from seqlab.attention import causal_mask, scaled_dot_product_attention
 from seqlab.corpus import translation as task
 from seqlab.errors import InputError
 from seqlab.runtime import single_thread
-from seqlab.seq2seq import accuracy_by_length, loss_fn, training_pairs, training_record
-from seqlab.train import builder, fit, recipe, save
 from seqlab.transformer import (
     LayerNorm,
     MultiHeadSelfAttention,
@@ -230,7 +228,6 @@ def from_torch(reference: nn.Transformer, src_vocab: int, tgt_vocab: int) -> Enc
     return model.eval()
 
 
-
 # ---------------------------------------------------------------- 交叉注意力与标准对齐
 @torch.no_grad()
 def alignment_agreement(model: EncoderDecoderTransformer, data: list[task.Batch]) -> torch.Tensor:
@@ -259,41 +256,3 @@ def chance_agreement(data: list[task.Batch]) -> float:
 def head_mean(cross: torch.Tensor) -> torch.Tensor:
     """各头权重的平均（仍是每行加起来为 1 的分布）：``(…, h, T, S)`` → ``(…, T, S)``。"""
     return cross.mean(dim=-3)
-
-
-# ---------------------------------------------------------------- 配方
-NAME = "encdec_transformer"
-SHOWN_LAYER = 1  # 正文与探索器展示的那一层交叉注意力（从 0 数）；笔记本用第 1.4 节的评估集核对它是对齐最好的一层
-CONFIG: dict[str, Any] = {"d_model": 64, "n_heads": 2, "d_ff": 128, "n_layers": 2, "norm_first": True}
-TRAIN: dict[str, Any] = {"seed": 1406, "steps": 600, "batch_size": 64, "lr": 5e-3, "lr_end": 5e-4}
-
-
-def train_model(*, steps: int | None = None, progress: bool = True) -> tuple[EncoderDecoderTransformer, dict]:
-    """从固定种子训练（与第 1.4 节的两个模型用同一个任务、同样的批大小），返回 ``(模型, meta)``。"""
-    steps = TRAIN["steps"] if steps is None else steps
-    cpu_start = time.process_time()
-    with single_thread(), torch.random.fork_rng(devices=[]):
-        torch.manual_seed(TRAIN["seed"])
-        model = EncoderDecoderTransformer(len(task.SRC_TOKENS), len(task.TGT_TOKENS), **CONFIG)
-        log = fit(model, training_pairs(TRAIN["seed"], TRAIN["batch_size"]), loss_fn, steps=steps, lr=TRAIN["lr"],
-                  lr_end=TRAIN["lr_end"], progress=progress, desc=NAME)
-        cpu_train = time.process_time() - cpu_start
-        acc = accuracy_by_length(model, task.eval_set(per_length=50))
-    meta = {
-        **TRAIN,
-        "steps": steps,
-        "cpu_seconds": round(cpu_train, 1),  # 训练循环占用的 CPU 时间（单线程）
-        **training_record(model, log, acc),
-    }
-    return model, meta
-
-
-@builder(NAME)
-def build(config: dict) -> EncoderDecoderTransformer:
-    return EncoderDecoderTransformer(**config)
-
-
-@recipe(NAME, tolerances={"accuracy": 0.03, "final_loss": 0.05})
-def train_encdec():
-    model, meta = train_model(progress=False)
-    return save(NAME, model, model.config, meta)

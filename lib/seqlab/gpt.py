@@ -10,18 +10,17 @@
   哪些 Key/Value 行是从缓存里读的、哪些是这一步新算的（由真实的 ``KVCache`` 的长度读出）；
 * 沿一次真实的生成每一步的运算量、搬运的字节与 CPU 时间在 ``seqlab.measure``（``step_costs``）。
 
-本模块只依赖 torch；逐步生成的状态在 ``seqlab.states.gpt_steps``，画图在 ``seqlab.figures.gpt_steps`` 里。
+本模块只依赖 torch；训练它的配方（检查点 ``gpt_chars``）在 ``seqlab.train.gpt_chars``，逐步生成的状态在
+``seqlab.states.gpt_steps``，画图在 ``seqlab.figures.gpt_steps`` 里。
 """
 
 from __future__ import annotations
 
 import math
-import random
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
 
 import torch
 from torch import nn
@@ -29,19 +28,12 @@ from torch import nn
 from seqlab import corpus
 from seqlab import transformer as tf
 from seqlab.errors import InputError
-from seqlab.measure import cpu_clock
-from seqlab.runtime import single_thread
 from seqlab.tokenize import PAD, UNK, Vocab
-from seqlab.train import builder, fit, recipe, save
 
 BOS, EOS = "〈始〉", "〈终〉"
 SPECIALS = (PAD, UNK, BOS, EOS)
 SHOWN = {BOS: "〈始〉", EOS: "〈终〉", UNK: "〈未知〉", PAD: "〈空〉"}
 
-NAME = "gpt_chars"
-SEED = 2017
-MODEL_KEYS = ("vocab_size", "d_model", "n_heads", "d_ff", "n_layers", "norm_first")
-ARCH: dict[str, Any] = {"d_model": 64, "n_heads": 4, "d_ff": 192, "n_layers": 2, "norm_first": True}
 MAX_CONTEXT = 64  # 训练时最长的句子不到 30 个 token；再长的上下文模型没见过，也不让探索器去算
 
 
@@ -85,55 +77,12 @@ def token_nll(model: tf.TinyDecoder, ids: torch.Tensor) -> tuple[torch.Tensor, i
     return total, int((target != 0).sum())
 
 
-def lm_loss(model: tf.TinyDecoder, ids: torch.Tensor) -> torch.Tensor:
-    total, n = token_nll(model, ids)
-    return total / n
-
-
 @torch.no_grad()
 def heldout_perplexity(model: tf.TinyDecoder, sentences: Sequence[str], vocab: Vocab) -> float:
     """困惑度 ``exp(-(1/N) Σ log p(x_t | x_{<t}))``：与 ``seqlab.lm.perplexity`` 同一口径——
     N 数的是每个字再加句尾，第一个字只以句首为条件。"""
     total, n = token_nll(model, sentence_ids(sentences, vocab))
     return math.exp(total.item() / n)
-
-
-# ---------------------------------------------------------------- 训练配方
-def _batches(sentences: Sequence[str], vocab: Vocab, size: int, seed: int) -> Iterator[tuple[torch.Tensor]]:
-    rng = random.Random(seed)
-    while True:
-        yield (sentence_ids(rng.sample(sentences, size), vocab),)
-
-
-# 用 ATEN_CPU_CAPABILITY=default（模拟另一种 CPU）重新训练，两项指标实测只差 0.0024 与 0.0001：容差留了约 20 倍的余量
-@recipe(NAME, tolerances={"heldout_perplexity": 0.05, "final_loss": 0.02})
-def train_gpt(steps: int = 1000, progress: bool = False):
-    """固定种子、单线程，在训练集上逐字训练一个 2 层、每层 4 个头的小 GPT，保存检查点 ``gpt_chars``。
-
-    不改变调用者的全局随机数（``fork_rng``）；``meta["cpu_seconds"]`` 是训练占用的 CPU 时间。
-    """
-    vocab = book_vocab()
-    train, test = corpus.train_test_split(corpus.book_corpus())
-    config = {"vocab_size": len(vocab), **ARCH, "itos": vocab.itos}
-    with torch.random.fork_rng(devices=[]), single_thread():
-        torch.manual_seed(SEED)
-        model = build_gpt(config)
-        start = cpu_clock()
-        log = fit(model, _batches(train, vocab, 32, SEED), lm_loss, steps=steps, lr=3e-3, lr_end=3e-4,
-                  progress=progress, desc="小 GPT")
-        cpu_seconds = cpu_clock() - start
-    meta = {
-        "seed": SEED, "steps": steps, "batch": 32, "cpu_seconds": round(cpu_seconds, 1),
-        "final_loss": sum(log.losses[-50:]) / 50, "heldout_perplexity": heldout_perplexity(model, test, vocab),
-        "parameters": sum(p.numel() for p in model.parameters()),
-    }
-    return save(NAME, model, config, meta)
-
-
-@builder(NAME)
-def build_gpt(config: dict) -> tf.TinyDecoder:
-    """由检查点的 config 新建（未训练的）``TinyDecoder``；config 里另存的词表 ``itos`` 不进模型。"""
-    return tf.TinyDecoder(**{k: config[k] for k in MODEL_KEYS})
 
 
 # ---------------------------------------------------------------- 解码：贪心与采样

@@ -9,12 +9,12 @@ from functools import partial
 
 import plotly.graph_objects as go
 
-from seqlab import encdec
 from seqlab.corpus import translation as task
 from seqlab.explorers import Explorer, Param, register
 from seqlab.figures import attention_weights as figure
 from seqlab.figures.attention_weights_static import static_face
 from seqlab.states import attention_weights as state
+from seqlab.train import encdec_transformer
 
 SHOWN = (1, 5)  # 静态面打开时：第 2 句的第 5 步（动词被挪到了分句末尾）
 MODEL_OPTIONS = tuple((label, name) for name, label in state.MODELS.items())
@@ -55,7 +55,7 @@ def _spec(name: str, title: str, model: str, other: str) -> Explorer[state.Atten
     )
 
 
-EXPLORER = register(_spec("attention_weights", "注意力权重 α_tj：解码每一步读源句的哪里", state.MODEL, encdec.NAME))
+EXPLORER = register(_spec("attention_weights", "注意力权重 α_tj：解码每一步读源句的哪里", state.MODEL, encdec_transformer.NAME))
 CROSS_EXPLORER = register(
-    _spec("cross_attention_weights", "交叉注意力权重 α_tj：Transformer 解码每一步读源句的哪里", encdec.NAME, state.MODEL)
+    _spec("cross_attention_weights", "交叉注意力权重 α_tj：Transformer 解码每一步读源句的哪里", encdec_transformer.NAME, state.MODEL)
 )

@@ -11,10 +11,10 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from seqlab.encdec import NAME as TRANSFORMER
 from seqlab.figures.heatmap import attention_heatmap
 from seqlab.figures.style import ATTENTION_SCALE, PALETTE
 from seqlab.states.attention_weights import MODEL, AttentionState
+from seqlab.train.encdec_transformer import NAME as TRANSFORMER
 
 SHORT = {MODEL: "注意力模型", TRANSFORMER: "Transformer"}  # 标题与说明里的模型名
 

@@ -1,7 +1,7 @@
 """第 1.4、1.6 节“注意力权重”的状态：一句源句的译文、α_tj 矩阵，以及第 t 步的上下文 c_t 由哪几项拼成。
 
 权重来自第 1.4 节的 Bahdanau 注意力模型，或第 1.6 节编码器—解码器 Transformer 的交叉注意力
-（``encdec.SHOWN_LAYER`` 那一层、各头平均）；对照用的是第 1.4 节的固定上下文模型的译文。
+（``encdec_transformer.SHOWN_LAYER`` 那一层、各头平均）；对照用的是第 1.4 节的固定上下文模型的译文。
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ from seqlab import encdec, seq2seq, train
 from seqlab.corpus import translation as task
 from seqlab.errors import InputError
 from seqlab.states import clean_text
+from seqlab.train import encdec_transformer
 
 MODEL = "seq2seq_attention"
 BASELINE = "seq2seq_fixed"
-MODELS = {MODEL: "Bahdanau 注意力（1.4 节）", encdec.NAME: "Transformer 交叉注意力（1.6 节）"}
+MODELS = {MODEL: "Bahdanau 注意力（1.4 节）", encdec_transformer.NAME: "Transformer 交叉注意力（1.6 节）"}
 ALIASES = {",": "，", "、": "，", "；": "，", ";": "，"}
 MAX_CHARS = 200
 TOP = 3  # c_t 的说明里列出权重最大的前几项
@@ -61,12 +62,12 @@ class AttentionState:
 def _attend(model: str, src: torch.Tensor, T: int) -> tuple[torch.Tensor, torch.Tensor]:
     """``src`` (1, S) 贪心解码 ``T`` 步，返回 ``(ids (1, T), α (1, T, S))``。
 
-    Transformer 的交叉注意力 (1, 层, 头, T, S) 取 ``encdec.SHOWN_LAYER`` 层、各头平均。
+    Transformer 的交叉注意力 (1, 层, 头, T, S) 取 ``encdec_transformer.SHOWN_LAYER`` 层、各头平均。
     """
     ckpt = train.load(model)
-    if model == encdec.NAME:
+    if model == encdec_transformer.NAME:
         ids, cross = ckpt.model_as(encdec.EncoderDecoderTransformer).greedy(src, T)
-        return ids, encdec.head_mean(cross[:, encdec.SHOWN_LAYER])
+        return ids, encdec.head_mean(cross[:, encdec_transformer.SHOWN_LAYER])
     ids, alpha = ckpt.model_as(seq2seq.AttentionSeq2Seq).greedy(src, T)
     if alpha is None:
         raise TypeError(f"检查点 {model} 的模型没有给出注意力权重")

@@ -13,6 +13,7 @@ from functools import lru_cache
 from seqlab import gpt, train
 from seqlab.runtime import single_thread
 from seqlab.states import clean_text
+from seqlab.train import gpt_chars
 from seqlab.transformer import TinyDecoder
 
 MAX_PROMPT = 24
@@ -31,7 +32,7 @@ class GptStepState:
 
 @lru_cache(maxsize=64)
 def _run(prompt: str, decoding: gpt.Decoding) -> tuple[gpt.Step, ...]:
-    ckpt = train.load(gpt.NAME)
+    ckpt = train.load(gpt_chars.NAME)
     with single_thread():
         return tuple(gpt.generate_steps(ckpt.model_as(TinyDecoder), gpt.vocab_of(ckpt.config), prompt, MAX_STEPS,
                                         decoding))

@@ -3,9 +3,9 @@
 检查点保存在 ``seqlab/checkpoints/``：``<name>.safetensors`` 是模型参数，``<name>.json`` 是构造模型所需的
 超参数（``config``）和训练记录（``meta``：种子、步数、用时、指标……）。两者读取时都不执行代码。
 全书只有一个读取入口 ``load(name)``。每个检查点都能由 ``python -m seqlab.train <name>`` 用固定种子重新训练出来
-（见各模块登记的 ``RECIPES``）。各任务的训练在本包的子模块里：``masked_words``（第 1.2 节）、
-``pronoun``（第 1.5 节）、``induction``（第 1.6 节）；``seq2seq``、``charlm``、``gpt``、``encdec`` 还把自己的
-配方与模型写在同一个模块里（``RECIPE_MODULES`` 列出所有登记配方的模块）。
+（见各模块登记的 ``RECIPES``）。各任务的训练在本包的子模块里（``RECIPE_MODULES`` 列出全部）：
+``masked_words``（第 1.2 节）、``char_rnn``（第 1.3 节）、``translation``（第 1.4 节）、``pronoun``（第 1.5 节）、
+``induction``、``gpt_chars`` 与 ``encdec_transformer``（第 1.6 节）。模型本身在下面一层的模型模块里，它们不导入本包。
 
 可复现性的保证（``tests/test_checkpoints.py`` 检查的正是这两条）：
 
@@ -105,7 +105,7 @@ class Checkpoint:
         return self.model
 
 
-# 名字 → 由 config 新建一个（未训练的）模型。各模型模块在导入时登记，与配方登记在一起。
+# 名字 → 由 config 新建一个（未训练的）模型。本包的各训练模块在导入时登记，与配方登记在一起。
 BUILDERS: dict[str, Callable[[dict], nn.Module]] = {}
 
 
@@ -182,8 +182,9 @@ def load(name: str) -> Checkpoint:
 
 # 名字 → 重新训练并保存该检查点的函数。各模块在导入时登记自己的配方。
 RECIPES: dict[str, Callable[[], Path]] = {}
-RECIPE_MODULES = ["seqlab.train.masked_words", "seqlab.seq2seq", "seqlab.train.pronoun", "seqlab.train.induction",
-                 "seqlab.gpt", "seqlab.charlm", "seqlab.encdec"]
+RECIPE_MODULES = ["seqlab.train.masked_words", "seqlab.train.translation", "seqlab.train.pronoun",
+                  "seqlab.train.induction", "seqlab.train.gpt_chars", "seqlab.train.char_rnn",
+                  "seqlab.train.encdec_transformer"]
 
 
 # 名字 → {指标: 容差}：换一台机器重新训练时，``meta`` 里这些指标与随书检查点的差别不超过容差（绝对值）。
