@@ -74,23 +74,23 @@ EXPLORER = register(
     Explorer(
         name="jacobian_product",
         title="雅可比矩阵连乘：梯度为什么消失或爆炸",
-        # 滑块都在拖动途中就更新（与转换前相同）：只改 r 时各类曲线取自缓存，只需重求距离 r 处的奇异值。
+        # 只有距离 r 在拖动途中就更新：各类曲线取自缓存，只需重求距离 r 处的奇异值（几毫秒）。其余滑块一改就要
+        # 重跑三类矩阵的连乘（上百毫秒），松开才更新：拖动途中的每个值都算一遍，最后那个值反而要排在它们后面。
         params=[
             Param(
                 "matrix", "循环矩阵 W_h", "nonnormal", "dropdown",
                 options=tuple((label, kind) for kind, label in state.KIND_LABELS.items()), wide_label=True,
             ),
             Param("rho", "谱半径 ρ", 0.9, "slider", low=state.RHO_RANGE[0], high=state.RHO_RANGE[1], step=0.01,
-                  continuous=True, wide_label=True),
+                  wide_label=True),
             Param("beta", "非正规强度 β", 4.0, "slider", low=state.BETA_RANGE[0], high=state.BETA_RANGE[1], step=0.1,
-                  continuous=True, wide_label=True),
+                  wide_label=True),
             Param("phi", "φ", "linear", "buttons", options=tuple((phi, phi) for phi in rnn.PHIS), wide_label=True),
             Param("input_scale", "输入幅度（tanh 饱和）", 0.5, "slider", low=state.INPUT_RANGE[0],
-                  high=state.INPUT_RANGE[1], step=0.05, continuous=True, wide_label=True),
+                  high=state.INPUT_RANGE[1], step=0.05, wide_label=True),
             Param("r", "距离 r", 30, "slider", low=1, high=state.R_MAX, continuous=True, wide_label=True),
-            Param("d", "状态维度 d", 32, "slider", low=state.D_RANGE[0], high=state.D_RANGE[1], continuous=True,
-                  wide_label=True),
-            Param("seed", "随机种子", 0, "slider", low=0, high=state.SEEDS - 1, continuous=True, wide_label=True),
+            Param("d", "状态维度 d", 32, "slider", low=state.D_RANGE[0], high=state.D_RANGE[1], wide_label=True),
+            Param("seed", "随机种子", 0, "slider", low=0, high=state.SEEDS - 1, wide_label=True),
         ],
         state=state.jacobian_state,
         render=figure.render,
