@@ -79,8 +79,28 @@ class Vocab:
         return out
 
 
-# ---------------------------------------------------------------- 字级
-class CharTokenizer:
+# ---------------------------------------------------------------- 查词表的分词器：字级与词级
+class VocabTokenizer:
+    """先切成 token、再查词表的分词器；子类给出 ``tokenize`` 与词表 ``vocab``。"""
+
+    name: str
+    vocab: Vocab
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.vocab)
+
+    def tokenize(self, text: str) -> list[str]:
+        raise NotImplementedError
+
+    def encode(self, text: str) -> list[int]:
+        return self.vocab.encode(self.tokenize(text))
+
+    def decode(self, ids: Iterable[int]) -> str:
+        return "".join(self.vocab.decode(ids))
+
+
+class CharTokenizer(VocabTokenizer):
     """一个字（Unicode 码位）一个 token。"""
 
     name = "字"
@@ -88,18 +108,8 @@ class CharTokenizer:
     def __init__(self, sentences: Iterable[str]):
         self.vocab = Vocab(ch for s in sentences for ch in s)
 
-    @property
-    def vocab_size(self) -> int:
-        return len(self.vocab)
-
     def tokenize(self, text: str) -> list[str]:
         return list(text)
-
-    def encode(self, text: str) -> list[int]:
-        return self.vocab.encode(self.tokenize(text))
-
-    def decode(self, ids: Iterable[int]) -> str:
-        return "".join(self.vocab.decode(ids))
 
 
 # ---------------------------------------------------------------- 词级（jieba）
@@ -130,7 +140,7 @@ def segment(text: str) -> list[str]:
     return segmenter().lcut(text, HMM=False)
 
 
-class WordTokenizer:
+class WordTokenizer(VocabTokenizer):
     """一个词一个 token，词由 jieba 切出。词表外的词映射为 ``<unk>``。"""
 
     name = "词（jieba）"
@@ -138,18 +148,8 @@ class WordTokenizer:
     def __init__(self, sentences: Iterable[str], specials: Sequence[str] = (PAD, UNK, MASK)):
         self.vocab = Vocab((w for s in sentences for w in segment(s)), specials=specials)
 
-    @property
-    def vocab_size(self) -> int:
-        return len(self.vocab)
-
     def tokenize(self, text: str) -> list[str]:
         return segment(text)
-
-    def encode(self, text: str) -> list[int]:
-        return self.vocab.encode(self.tokenize(text))
-
-    def decode(self, ids: Iterable[int]) -> str:
-        return "".join(self.vocab.decode(ids))
 
 
 # ---------------------------------------------------------------- 字节级 BPE
