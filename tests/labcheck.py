@@ -111,7 +111,7 @@ class LabPage:
                 const md = nb.widgets.filter(c => c.model.type === 'markdown');
                 return md.length > 0 && md.every(c => c.rendered && c.node.querySelector(rendered))
                     && [...document.images].every(i => i.complete);
-            }""", arg=RENDERED, timeout=60_000)
+            }""", arg=RENDERED, timeout=180_000)  # 机器繁忙时，最长的第 1.6 节要渲染一分多钟
         self.page.wait_for_timeout(500)
 
     def lay_out_every_cell(self) -> None:
