@@ -282,6 +282,14 @@ WATCH = """name => new Promise(resolve => {
     const giveUp = setTimeout(done, 8000);
 })"""
 CHANGES = 5
+# 图安静 300 ms（没有任何 DOM 变化）才做下一次操作：上一次重画的尾巴不算进下一次，也不挪动要点的控件；最多等 10 秒
+SETTLE = """root => new Promise(resolve => {
+    let timer = setTimeout(finish, 300);
+    const obs = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(finish, 300); });
+    root.querySelectorAll('.js-plotly-plot').forEach(p => obs.observe(p, {subtree: true, childList: true, attributes: true, characterData: true}));
+    const giveUp = setTimeout(finish, 10000);
+    function finish() { obs.disconnect(); clearTimeout(timer); clearTimeout(giveUp); resolve(); }
+})"""
 # 色条（连同刻度与标题）与任何坐标轴标题的包围盒相交就算重叠
 OVERLAPS = """root => {
     const boxes = sel => [...root.querySelectorAll(sel)].map(e => [e.getAttribute('class'), e.getBoundingClientRect()]);
@@ -321,7 +329,15 @@ def _act(page, root, step: int) -> str:
         return "选择下拉菜单"
     buttons = root.locator(".widget-toggle-buttons button:not(.mod-active)").first
     if buttons.count():
-        buttons.click()
+        button = buttons.element_handle()
+        # 繁忙的机器上，上一次重画还在挪动版面时，点击可能落在按钮旁边：前端没收到的点击不算探索器的错，再点一次
+        for _ in range(3):
+            button.click()
+            if button.evaluate("b => b.classList.contains('mod-active')"):
+                break
+            page.wait_for_timeout(500)
+        else:
+            raise AssertionError("点了三次，切换按钮都没有变成选中状态")
         return "点切换按钮"
     text = root.locator(".widget-text input[type=text], .widget-combobox input").first
     text.click()
@@ -376,16 +392,22 @@ def _drive(p, name, latency) -> list[str]:
         return [f"{name}：图是空的（前端没有画出实时面的数据）"]
     samples, problems = [], []
     for step in range(CHANGES):
+        root.evaluate(SETTLE)
         before = _figure_state(root)
         p.evaluate(f"name => {{ window.__seqlabWatch = ({WATCH})(name); }}", name)
-        action = _act(p, root, step)
+        try:
+            action = _act(p, root, step)
+        except AssertionError as err:
+            problems.append(f"{name}：{err}")
+            break
         ms = p.evaluate("() => window.__seqlabWatch")
         for _ in range(30):  # 机器繁忙时重画可能在计时窗口关上之后才到：再等它最多 15 秒（这一次不计时）
             if _figure_state(root) != before:
                 break
             p.wait_for_timeout(500)
         else:
-            problems.append(f"{name}：{action}之后图没有重画")
+            shown = " / ".join(t.strip() for t in root.locator(".widget-html").all_inner_texts() if t.strip())
+            problems.append(f"{name}：{action}之后图没有重画（探索器显示的消息：{shown}）")
             break
         if ms is not None:
             samples.append(ms)
