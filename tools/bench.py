@@ -2,7 +2,8 @@
 
 1. 逐个执行 chapters/ 下的笔记本，报告墙钟时间（预算：每个 ≤ 30 s）；
 2. 对注册表里的每个探索器，反复用它的 ``examples`` 驱动实时面，报告单次更新的中位数与 p95
-   （预算：中位数 ≤ 50 ms）；
+   （预算：中位数 ≤ 50 ms），
+   并在无头 Chromium 里量 plotly.js 在这些示例状态的图之间重画一次要多久（只报告）；
 3. 逐个运行 ``seqlab.train`` 登记的每个训练配方，每个在一个新的 Python 进程里（与
    ``tests/test_checkpoints.py`` 重训检查点的方式相同，检查点写进临时目录，随书附带的检查点不动），报告
    配方本身占用的进程 CPU 时间（预算：每个 ≤ 60 s）、墙钟时间、写出的检查点大小（权重 + 记录，预算 ≤ 2 MB），
@@ -218,6 +219,56 @@ def print_recipes(rows: list[RecipeRun]) -> bool:
     return ok
 
 
+# 与 PlotView 前端相同的画法：每张图先画一次，再在这些示例状态的图之间反复 Plotly.react，直到下一帧画完。
+_REDRAW = """async ([figures, config, rounds]) => {
+    const el = document.getElementById('plot'), times = [];
+    await Plotly.newPlot(el, figures[0].data, figures[0].layout, config);
+    for (let r = 0; r < rounds; r++) for (const f of [...figures.slice(1), figures[0]]) {
+        const start = performance.now();
+        await Plotly.react(el, f.data, f.layout, config);
+        await new Promise(done => requestAnimationFrame(() => setTimeout(done, 0)));
+        times.push(performance.now() - start);
+    }
+    Plotly.purge(el);
+    return times;
+}"""
+
+
+def bench_redraw(rounds: int):
+    """每个实时探索器：plotly.js 在它的示例状态之间重画一次图要多久（无头 Chromium，1280 px，不经内核）。
+
+    JupyterLab 里量到的“从控件到图重画完”减去这一项，就是内核往返与 JupyterLab 页面本身的开销。没有 Chromium 时返回 None。
+    """
+    from browser import has_chromium, launch
+
+    if not has_chromium():
+        return None
+    from importlib import resources
+
+    from playwright.sync_api import sync_playwright
+
+    from seqlab import explorers, figures
+    from seqlab.explorers.plotview import figure_json
+
+    plotly_js = resources.files("plotly").joinpath("package_data", "plotly.min.js").read_text(encoding="utf-8")
+    rows = []
+    with sync_playwright() as pw:
+        browser = launch(pw)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.set_content('<div id="plot" style="width: 900px"></div>')
+        page.add_script_tag(content=plotly_js)
+        for explorer in explorers.all_explorers():
+            view = explorer.live()
+            shown = []
+            for example in explorer.examples:
+                view.set(**example)
+                shown.append(figure_json(view.figure))
+            times = sorted(page.evaluate(_REDRAW, [shown, figures.CONFIG, max(1, rounds // 3)]))
+            rows.append((explorer.name, statistics.median(times), times[min(len(times) - 1, int(0.95 * len(times)))], len(times)))
+        browser.close()
+    return rows
+
+
 def bench_site():
     from sitecheck import HTML, PAGE_BUDGET_BYTES, pages
 
@@ -294,6 +345,17 @@ def main(argv=None) -> int:
             ok &= good
             print(_row((name, f"{cold:.1f}", f"{median:.1f}", f"{p95:.1f}", n, "✓" if good else "✗"), w))
         print()
+
+    if not args.skip_explorers:
+        redraw = bench_redraw(args.rounds)
+        if redraw is not None:
+            print("== 实时图在 plotly.js 里重画一次（无头 Chromium，不经内核；只报告，没有预算）==")
+            print("（JupyterLab 里“从控件到图重画完”减去这一项，是内核往返与 JupyterLab 页面的开销）")
+            w = (26, 12, 10, 6)
+            print(_row(("探索器", "中位数 ms", "p95 ms", "次数"), w))
+            for name, median, p95, n in redraw:
+                print(_row((name, f"{median:.0f}", f"{p95:.0f}", n), w))
+            print()
 
     if not args.skip_recipes:
         ok &= print_recipes(bench_recipes(args.recipes))
