@@ -39,6 +39,18 @@ function loadPlotly(model) {
   return cache[version];
 }
 
+// 坐标轴的 automargin 让 plotly.js 先按给定边距画一遍、量出刻度标签要多宽，再按量出的边距重画一遍：
+// 每次 Plotly.react 都从给定边距重新开始，所以每次更新都画两遍。把上一次画好的边距作为这一次的起点，
+// 标签放得下时就只画一遍；放不下时 automargin 照样把边距撑大。边距因此只增不减，图不会随标签宽窄来回跳动。
+function keepMargins(el, layout) {
+  const size = el._fullLayout && el._fullLayout._size;
+  if (!size) return layout;
+  const given = layout.margin || {};
+  const margin = { ...given };
+  for (const side of ["l", "r", "t", "b"]) margin[side] = Math.max(size[side], given[side] ?? 0);
+  return { ...layout, margin };
+}
+
 async function render({ model, el }) {
   const Plotly = await loadPlotly(model);
   // 一次只画一张；画的过程中又来了新图，就在画完之后只画最新的那张。
@@ -47,7 +59,7 @@ async function render({ model, el }) {
     const figure = model.get("figure");
     if (figure === drawn) return;
     drawn = figure;
-    return Plotly.react(el, figure.data || [], figure.layout || {}, CONFIG);
+    return Plotly.react(el, figure.data || [], keepMargins(el, figure.layout || {}), CONFIG);
   };
   const redraw = () => {
     drawing = drawing.then(draw).catch(err => console.error("图没能画出来：", err));
