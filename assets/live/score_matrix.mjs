@@ -40,14 +40,35 @@ function memoryState(data, S, config) {
   };
 }
 
-/** 前 S 个字的分数矩阵 Q Kᵀ / √d_k（S × S）；被因果掩码挡住的格子是 null（Python 的 NaN）。 */
+/** X W（X 的每一行是一个字的向量）：S × d 的 float64 矩阵，按行存在一个 Float64Array 里。 */
+function project(rows, W) {
+  const d = W[0].length;
+  const out = new Float64Array(rows.length * d);
+  rows.forEach((x, i) => {
+    for (let m = 0; m < x.length; m++) for (let k = 0; k < d; k++) out[i * d + k] += x[m] * W[m][k];
+  });
+  return out;
+}
+
+/** 前 S 个字的分数矩阵 Q Kᵀ / √d_k（S × S）；被因果掩码挡住的格子是 null（Python 的 NaN）。
+ * 与 Python 一样用 float64 计算、最后取最近的 float32（Math.fround）。 */
 function sentenceScores(data, S, causal) {
   const text = Array.from(data.text).slice(0, S);
-  const project = (W) => text.map((ch) => W[0].map((_, k) => data.vectors[ch].reduce((sum, x, m) => sum + x * W[m][k], 0)));
-  const Q = project(data.W_Q);
-  const K = project(data.W_K);
-  const scale = Math.sqrt(Q[0].length);
-  const scores = Q.map((q, i) => K.map((k, j) => (causal && j > i ? null : Math.fround(q.reduce((sum, x, m) => sum + x * k[m], 0) / scale))));
+  const X = text.map((ch) => data.vectors[ch]);
+  const d = data.W_Q[0].length;
+  const Q = project(X, data.W_Q);
+  const K = project(X, data.W_K);
+  const scale = Math.sqrt(d);
+  const scores = [];
+  for (let i = 0; i < S; i++) {
+    const row = new Array(S).fill(null);
+    for (let j = 0; j < (causal ? i + 1 : S); j++) {
+      let sum = 0;
+      for (let k = 0; k < d; k++) sum += Q[i * d + k] * K[j * d + k];
+      row[j] = Math.fround(sum / scale);
+    }
+    scores.push(row);
+  }
   return [text.join(""), scores];
 }
 
@@ -89,19 +110,11 @@ function axisTicks(st, axis) {
 }
 
 /** 状态 st 的整张图：由默认状态的图 base（Python 的 render 画出，写在网站里）改出变了的部分——
- * 与 patch 改的相同：热力图的数组、所选配置的曲线与当前点、标题、坐标轴的刻度。 */
+ * 与 patch 改的相同：热力图的 z、所选配置的曲线与当前点、标题、坐标轴的刻度。 */
 export function figure(st, base) {
   const fig = structuredClone(base);
   const [heat, , , curve, point] = fig.data;
-  heat.x = [];
-  heat.y = [];
-  heat.z = [];
-  st.scores.forEach((row, i) => row.forEach((z, j) => {
-    if (z === null) return;
-    heat.x.push(j + 1);
-    heat.y.push(i + 1);
-    heat.z.push(z);
-  }));
+  heat.z = st.scores;
   const m = st.memory;
   const label = configLabel(m.curve);
   Object.assign(curve, { y: m.curve.bytes, name: label, hovertemplate: `S = %{x}<br>%{y:.3s}B<extra>${label}</extra>` });
