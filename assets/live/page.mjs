@@ -41,6 +41,7 @@ class LiveFace {
 
   async start() {
     await this.figure.show(this.spec.figure.data, this.spec.figure.layout);
+    await this.figure.fit(); // 换了一套子图：按新图自己的坐标范围再调一次刻度
     this.say(this.spec.caption, true);
   }
 
