@@ -461,6 +461,7 @@ def test_live_switch_recomputes_the_figure_in_the_page_as_python_does(browser, s
         defaults = {"S": 16, "causal": False, "batch": "1", "heads": "8", "layers": "6", "dtype": "float32"}
         expected, caption = _python_face(defaults)
         _assert_same_figure(gd.evaluate(LIVE_DATA), expected, "打开时")
+        assert gd.evaluate("g => g._fullLayout.paper_bgcolor") == "rgba(0,0,0,0)", "实时面的图要用全书的透明背景（深色模式下不是一块白板）"
         assert _live_message(p) == caption
 
         # 用真实的鼠标事件拖动滑块（手机上同样是指针事件），图要变成 Python 对那个 S 画出的图
@@ -479,6 +480,9 @@ def test_live_switch_recomputes_the_figure_in_the_page_as_python_does(browser, s
         expected, caption = _python_face({**defaults, "S": S})
         p.wait_for_function("t => document.querySelector('.seqlab-live-message').textContent === t", arg=caption, timeout=10000)
         _assert_same_figure(gd.evaluate(LIVE_DATA), expected, f"拖到 S = {S}")
+        p.wait_for_timeout(300)
+        (boxes,) = [b for b in p.evaluate(FIGURE_TEXT_BOXES) if b["index"] == index]
+        assert not boxes["overlaps"] and not boxes["cut"], f"{device}：实时面的图中文字重叠或被裁掉：{boxes}"
 
         # 下拉菜单与数字框：因果掩码、两个头
         p.locator(".seqlab-live-control select").first.select_option(label="因果掩码")
@@ -526,3 +530,15 @@ def test_live_switch_explains_in_chinese_when_its_code_cannot_load(browser, serv
         assert p.locator(".seqlab-figure .seqlab-control:not([hidden]) .seqlab-input").count(), "静态面的控件应当还在"
     finally:
         visit.close()
+
+
+def test_without_javascript_the_live_figure_says_why_it_cannot_switch(browser, server):
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.route("**/*", lambda route: route.continue_() if "127.0.0.1" in route.request.url else route.abort())
+        page.goto(f"{server}/{LIVE_PAGE}", wait_until="load")
+        text = page.evaluate("[...document.querySelectorAll('.seqlab-figure')].map(f => f.innerText).join('')")
+        assert "“实时计算”开关需要 JavaScript" in text, "关掉 JavaScript 时，分数矩阵的图应当说明实时计算为什么用不了"
+    finally:
+        context.close()

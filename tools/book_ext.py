@@ -154,9 +154,10 @@ def _copy_own_assets(app):
 
 def _write_live(target: Path) -> None:
     """网页实时面：``assets/live/*.mjs`` 与每个有网页实时面的探索器的说明（``seqlab.explorers.web.spec``）。"""
-    from seqlab import explorers
+    from seqlab import explorers, figures
     from seqlab.explorers import web
 
+    figures.use_book_defaults()  # 默认状态的图用全书的模板（透明背景），与页面上的其他图一样
     target.mkdir(parents=True, exist_ok=True)
     for module in (ASSETS / "live").glob("*.mjs"):
         shutil.copyfile(module, target / module.name)

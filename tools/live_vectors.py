@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from seqlab import explorers
+from seqlab import explorers, figures
 from seqlab.explorers import web
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,6 +19,7 @@ OUT = ROOT / "_build" / "live-vectors"
 
 
 def main(out: Path = OUT) -> None:
+    figures.use_book_defaults()  # 与构建网站时相同的模板，说明里的图与网站上的一样
     out.mkdir(parents=True, exist_ok=True)
     for explorer in explorers.all_explorers():
         if explorer.web is None:
