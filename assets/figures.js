@@ -524,7 +524,7 @@
           } catch (err) {
             button.disabled = true;
             note.textContent = location.protocol === "file:"
-              ? "实时计算不可用：直接从磁盘打开的网页不能加载计算代码。请用 make serve 打开本书，图仍可在预先算好的状态之间切换。"
+              ? "实时计算不可用：直接从磁盘打开的网页（file://）不能加载计算代码。请通过网页服务器打开本书（例如在网站的文件夹里运行 python3 -m http.server），图仍可在预先算好的状态之间切换。"
               : `实时计算不可用：计算代码或数据没有加载成功（${err.message}）。图仍可在预先算好的状态之间切换。`;
             console.warn(`图 ${this.spec.id} 的实时计算加载失败：`, err);
             return;

@@ -542,3 +542,17 @@ def test_without_javascript_the_live_figure_says_why_it_cannot_switch(browser, s
         assert "“实时计算”开关需要 JavaScript" in text, "关掉 JavaScript 时，分数矩阵的图应当说明实时计算为什么用不了"
     finally:
         context.close()
+
+
+def test_live_switch_on_a_page_opened_from_disk_says_why_it_is_unavailable(browser):
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto((HTML / LIVE_PAGE).as_uri(), wait_until="load")
+        wait_for_figures(page)
+        page.get_by_role("switch", name="实时计算").click()
+        page.wait_for_function("document.querySelector('.seqlab-live-switch').disabled", timeout=15000)
+        note = page.evaluate("document.querySelector('.seqlab-live-note').textContent")
+        assert note.startswith("实时计算不可用：直接从磁盘打开的网页"), note
+    finally:
+        context.close()
