@@ -166,7 +166,8 @@ def cold_load(browser, url: str, *, network=NETWORK_4G, device=PHONE, scroll_thr
 
 
 # 网页实时面：打开第 index 张图的“实时计算”开关，把它的第一个滑块依次拨到 fractions 里的每个位置（0 是最左、1 是最右；
-# 与读者拖动时一样触发 input 事件），等每次更新画完；返回打开开关时下载的字节数与每次更新从读入控件到图画完的毫秒数。
+# 与读者拖动时一样触发 input 事件），等每次更新画完；返回打开开关时下载的字节数、每次更新从读入控件到图画完的毫秒数，
+# 以及其中计算（检查输入、算出状态与新图）的毫秒数。
 LIVE_SWEEP = """async ([index, fractions]) => {
   const f = window.seqlabFigures[index];
   const before = performance.getEntriesByType('resource').length;
@@ -180,6 +181,7 @@ LIVE_SWEEP = """async ([index, fractions]) => {
     slider.dispatchEvent(new Event('input', {bubbles: true}));
     while (f.live.timings.length === n) await new Promise((r) => setTimeout(r, 5));
   }
-  return {loaded, timings: f.live.timings.slice(-fractions.length)};
+  const n = fractions.length;
+  return {loaded, timings: f.live.timings.slice(-n), compute: f.live.computeTimings.slice(-n)};
 }"""
 LIVE_FIGURES = "[...document.querySelectorAll('.seqlab-figure')].flatMap((f, i) => f.querySelector('.seqlab-live-switch') ? [i] : [])"

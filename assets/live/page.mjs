@@ -14,7 +14,8 @@ async function loadJSON(url) {
   return response.json();
 }
 
-/** 给 BookFigure 装上实时面；返回的对象有 detach()（关掉时调用）与 timings（每次更新的毫秒数）。 */
+/** 给 BookFigure 装上实时面；返回的对象有 detach()（关掉时调用）、timings（每次更新从读入控件到图画完的毫秒数）
+ * 与 computeTimings（其中检查输入、算出状态与新图的毫秒数，其余是 plotly.js 重画）。 */
 export async function attach(figure, name) {
   const [face, spec] = await Promise.all([import(new URL(`${name}.mjs`, HERE).href), loadJSON(new URL(`${name}.json`, HERE))]);
   const live = new LiveFace(figure, face, spec);
@@ -28,6 +29,7 @@ class LiveFace {
     this.face = face;
     this.spec = spec;
     this.timings = [];
+    this.computeTimings = [];
     this.pending = null;
     this.box = document.createElement("div");
     this.box.className = "seqlab-live-controls";
@@ -127,8 +129,10 @@ class LiveFace {
       if (!(err instanceof InputError)) throw err;
       return;
     }
+    const computed = performance.now();
     await this.figure.show(fig.data, fig.layout);
     this.say(caption, true);
+    this.computeTimings.push(computed - started);
     this.timings.push(performance.now() - started);
   }
 }
