@@ -14,7 +14,7 @@ JOBS   ?= 2
 export SEQLAB_STRICT_CHECKS ?= 1
 export PYDEVD_DISABLE_FILE_VALIDATION = 1
 
-.PHONY: help setup book test test-lib test-notebooks test-stress test-site test-lab lab serve bench student pdf clean
+.PHONY: help setup book test test-lib test-js test-notebooks test-stress test-site test-lab lab serve bench student pdf clean
 
 help:
 	@echo "make book   创建环境并构建网站到 $(HTML)"
@@ -59,6 +59,7 @@ book: $(STAMP) $(NODE)
 
 test: $(STAMP)
 	$(MAKE) test-lib
+	$(MAKE) test-js
 	$(MAKE) test-notebooks
 	$(MAKE) test-grading
 	$(MAKE) book
@@ -71,6 +72,11 @@ test-lib: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 	$(BIN)/pytest -n $(JOBS) -m "not slow and not browser" tests
+
+# 网页实时面与 Python 面对照：Python 写出测试向量（随机、边界与坏的取值），node 自带的测试运行器逐项比较。
+test-js: $(STAMP)
+	$(BIN)/python tools/live_vectors.py
+	node --test tests/js/*.test.mjs
 
 # 完整版笔记本在严格模式下执行（参考答案必须通过每个检查）；学生版在宽松模式下从头到尾执行，
 # 每个检查都应当报告 ❌ 而不打断“全部运行”。

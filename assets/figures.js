@@ -9,7 +9,9 @@
  *      拨动时执行与 plotly 滑块完全相同的 Plotly.update / restyle / relayout 调用；
  *   2. 按图的实际宽度调整版面（打开页面时和每次改变大小时）：刻度不挤在一起；窄屏上并排的子图
  *      上下叠放、图例移到图下、标题折行、色条贴着自己的子图；
- *   3. 工具栏只留几个按钮，不在 Tab 顺序里；在触屏上默认隐藏，点“工具”按钮才出现。
+ *   3. 工具栏只留几个按钮，不在 Tab 顺序里；在触屏上默认隐藏，点“工具”按钮才出现；
+ *   4. 有网页实时面的探索器（图的 layout.meta.live 是它的名字）在图上方放一个“实时计算”开关：打开时才加载
+ *      live/page.mjs（ES 模块）、这个探索器的计算代码和数据，图改由浏览器从读者的输入算出；关上就回到静态面。
  */
 (() => {
   "use strict";
@@ -21,6 +23,7 @@
   const AHEAD = "1200px 0px";
   const here = document.currentScript ? document.currentScript.src : location.href;
   const PLOTLY_SRC = new URL("plotly-cartesian.min.js", here).href;
+  const LIVE_SRC = new URL("live/page.mjs", here).href;
 
   /** 插入一个 <script>（从本地磁盘 file:// 打开网站时也能用）；同一个地址只加载一次。 */
   const scripts = new Map();
@@ -388,12 +391,15 @@
       // “宽版面”：Python 写出的版面，随每一步的 relayout 一起更新。plotly 会改写 gd.layout 里的一些值
       // （例如等比例坐标轴的定义域），所以调整总是从这一份算起，而不是从 gd.layout。
       this.base = clone(this.spec.layout);
+      this.traces = this.spec.data; // 正在显示的“宽版面”轨迹（实时面打开时换成它算出的图）
       this.applied = { layout: {}, traces: {} }; // 当前生效的调整：路径 → 值
       this.queue = Promise.resolve();
       this.width = 0;
       await Plotly.newPlot(this.gd, clone(this.spec.data), clone(this.spec.layout), this.spec.config);
       this.buildControls();
       this.buildToolbarToggle();
+      const live = this.spec.layout.meta && this.spec.layout.meta.live;
+      if (live) this.buildLiveSwitch(live);
       this.tidy();
       await this.fit();
       new ResizeObserver(() => {
@@ -407,20 +413,25 @@
       return this.queue;
     }
 
-    async fit() {
-      if (this.root.clientWidth < 120) return; // 图在折叠的块里，还看不见：展开时 ResizeObserver 会再调用
-      this.width = this.root.clientWidth;
-      const data = this.gd.data.map((t) => ({
+    /** 按图现在的宽度，宽版面 this.base 与轨迹 traces 要做的调整（见 adapt）。 */
+    adaptation(traces) {
+      const data = traces.map((t) => ({
         type: t.type, xaxis: t.xaxis, yaxis: t.yaxis, name: t.name, showlegend: t.showlegend, showscale: t.showscale,
       }));
-      data.categories = categories(this.gd.data);
+      data.categories = categories(traces);
       // 数值轴的实际范围（按位置抽取刻度用）：plotly 自动算出的那份
       data.ranges = {};
       for (const key of Object.keys(this.gd._fullLayout)) {
         const ax = this.gd._fullLayout[key];
         if (/^[xy]axis\d*$/.test(key) && ax && ax.range) data.ranges[key] = { type: ax.type, range: [...ax.range] };
       }
-      const patch = adapt(this.base, data, this.width);
+      return adapt(this.base, data, this.width);
+    }
+
+    async fit() {
+      if (this.root.clientWidth < 120) return; // 图在折叠的块里，还看不见：展开时 ResizeObserver 会再调用
+      this.width = this.root.clientWidth;
+      const patch = this.adaptation(this.gd.data);
       const relayout = {};
       for (const path of Object.keys(this.applied.layout)) {
         if (!(path in patch.layout)) relayout[path] = getPath(this.base, path) ?? null;
@@ -438,7 +449,7 @@
       for (const i of indices) {
         const want = traces[i] || {};
         for (const path of new Set([...Object.keys(want), ...Object.keys(this.applied.traces[i] || {})])) {
-          const value = path in want ? want[path] : getPath(this.spec.data[i], path) ?? null;
+          const value = path in want ? want[path] : getPath(this.traces[i], path) ?? null;
           (byPath[path] = byPath[path] || { values: [], idx: [] }).values.push(value);
           byPath[path].idx.push(i);
         }
@@ -447,6 +458,88 @@
       for (const [path, { values, idx }] of Object.entries(byPath)) {
         await Plotly.restyle(this.gd, { [path]: values }, idx);
       }
+    }
+
+    /**
+     * 换上一张新的宽版面的图（轨迹 traces 与版面 layout）：先按宽度调整好，再一次画出（Plotly.react），
+     * 不再分几步重画。轨迹里的大数组不复制，调整要改的那几个属性才复制一份。
+     */
+    async show(traces, layout) {
+      this.traces = traces;
+      this.base = clone(layout);
+      this.width = this.root.clientWidth || this.width;
+      const patch = this.adaptation(traces);
+      const drawn = clone(layout);
+      for (const [path, value] of Object.entries(patch.layout)) setPath(drawn, path, value);
+      const data = traces.map((trace, i) => {
+        const paths = patch.traces[i];
+        if (!paths) return trace;
+        const copy = { ...trace };
+        for (const [path, value] of Object.entries(paths)) {
+          const top = parts(path)[0];
+          if (copy[top] === trace[top]) copy[top] = clone(trace[top]);
+          setPath(copy, path, value);
+        }
+        return copy;
+      });
+      this.applied = { layout: clone(patch.layout), traces: clone(patch.traces) };
+      this.gd.style.height = `${patch.height}px`;
+      await Plotly.react(this.gd, data, drawn, this.spec.config);
+    }
+
+    /** 回到静态面：预先算好的图，停在各个控件当前选中的那一步。 */
+    async showStatic() {
+      await this.show(this.spec.data, this.spec.layout);
+      for (const control of this.controls) {
+        if (control.visible !== false) await this.applyStep(control.steps[control.active]);
+      }
+      await this.fit();
+    }
+
+    /**
+     * “实时计算”开关（role="switch"，默认关）。打开时才加载 live/page.mjs 与这个探索器的计算代码和数据；
+     * 加载失败（从本地磁盘打开网页、文件缺失）时开关停用，并用中文说明原因，静态面照常可用。
+     */
+    buildLiveSwitch(name) {
+      const row = document.createElement("div");
+      row.className = "seqlab-live-row";
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "seqlab-live-switch";
+      button.setAttribute("role", "switch");
+      button.setAttribute("aria-checked", "false");
+      button.id = `${this.spec.id}-live`;
+      button.textContent = "实时计算";
+      const note = document.createElement("span");
+      note.className = "seqlab-live-note";
+      note.id = `${this.spec.id}-live-note`;
+      note.textContent = "关：在预先算好的状态之间切换";
+      button.setAttribute("aria-describedby", note.id);
+      button.addEventListener("click", () => this.run(async () => {
+        const on = button.getAttribute("aria-checked") !== "true";
+        if (on) {
+          try {
+            const page = await import(LIVE_SRC);
+            this.live = await page.attach(this, name);
+          } catch (err) {
+            button.disabled = true;
+            note.textContent = location.protocol === "file:"
+              ? "实时计算不可用：直接从磁盘打开的网页（file://）不能加载计算代码。请通过网页服务器打开本书（例如在网站的文件夹里运行 python3 -m http.server），图仍可在预先算好的状态之间切换。"
+              : `实时计算不可用：计算代码或数据没有加载成功（${err.message}）。图仍可在预先算好的状态之间切换。`;
+            console.warn(`图 ${this.spec.id} 的实时计算加载失败：`, err);
+            return;
+          }
+        } else {
+          this.live.detach();
+          this.live = null;
+          await this.showStatic();
+        }
+        this.root.classList.toggle("seqlab-live-on", on);
+        button.setAttribute("aria-checked", String(on));
+        note.textContent = on ? "开：在浏览器里由你的输入算出" : "关：在预先算好的状态之间切换";
+      }));
+      row.append(button, note);
+      this.root.querySelector(".seqlab-controls").before(row);
     }
 
     /** 执行一步的 plotly 调用；其中针对滑块、下拉菜单本身的设置改由网页控件执行。 */

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -401,3 +402,157 @@ def test_search_snippets_are_prose_without_contents_list_or_latex(browser, serve
         assert not [s for s in snippets if s.lstrip().startswith(("目录", "Contents"))], snippets
     finally:
         visit.close()
+
+
+# ---------------------------------------------------------------- 网页实时面（“实时计算”开关）
+LIVE_PAGE = "chapters/ch01/05_self_attention.html"
+LIVE_FIGURE = "[...document.querySelectorAll('.seqlab-figure')].findIndex(f => f.querySelector('.seqlab-live-switch'))"
+LIVE_DATA = """g => g.data.map(t => ({x: t.x && Array.from(t.x), y: t.y && Array.from(t.y), z: t.z && Array.from(t.z)}))"""
+
+
+def _python_face(raw: dict) -> tuple[list[dict], str]:
+    """Python 面对同样的控件取值画出的图（每条轨迹的 x、y、z）与说明：网页上的图必须与它相同。"""
+    from seqlab import explorers
+    from seqlab.explorers import web
+
+    explorer = explorers.get("score_matrix")
+    values = {name: web.typed_value(explorer.param(name), value) for name, value in raw.items()}
+    state = explorer.compute(**values)
+    figure = web.decode_arrays(json.loads(explorer.render(state).to_json()))
+    return [{k: t.get(k) for k in "xyz"} for t in figure["data"]], explorer.caption(state)
+
+
+def _assert_same_figure(shown: list[dict], expected: list[dict], where: str) -> None:
+    assert len(shown) == len(expected), where
+    for i, (a, b) in enumerate(zip(shown, expected)):
+        for key in "xyz":
+            if b[key] is None:
+                continue
+            assert len(a[key]) == len(b[key]), f"{where}：第 {i} 条轨迹的 {key} 长度不同"
+            assert all(x == y or abs(x - y) <= 1e-5 * abs(y) for x, y in zip(a[key], b[key])), f"{where}：第 {i} 条轨迹的 {key} 不同"
+
+
+def _live_message(p) -> str:
+    return p.evaluate("document.querySelector('.seqlab-live-message').textContent")
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("device", ["desktop", "phone"])
+def test_live_switch_recomputes_the_figure_in_the_page_as_python_does(browser, server, device, scheme):
+    visit = Visit(browser, f"{server}/{LIVE_PAGE}", device=DEVICES[device], color_scheme=scheme)
+    p = visit.page
+    requests: list[str] = []
+    p.on("request", lambda r: requests.append(r.url))
+    try:
+        wait_for_figures(p)
+        index = p.evaluate(LIVE_FIGURE)
+        assert index >= 0, "第 1.5 节的分数矩阵图上没有“实时计算”开关"
+        gd = p.locator(".plotly-graph-div").nth(index)
+        switch = p.get_by_role("switch", name="实时计算")
+        assert switch.count() == 1 and switch.get_attribute("aria-checked") == "false", "开关应当默认关着"
+        assert not [u for u in requests if "/live/" in u], "开关打开之前不该加载实时面的代码与数据"
+        static = gd.evaluate(LIVE_DATA)
+        switch.scroll_into_view_if_needed()
+        assert switch.bounding_box()["width"] <= DEVICES[device]["viewport"]["width"]
+        switch.focus()  # 键盘：聚焦后按空格打开
+        assert p.evaluate("getComputedStyle(document.activeElement).outlineStyle") != "none"
+        p.keyboard.press("Space")
+        p.wait_for_function("document.querySelector('.seqlab-live-switch').getAttribute('aria-checked') === 'true'")
+        defaults = {"S": 16, "causal": False, "batch": "1", "heads": "8", "layers": "6", "dtype": "float32"}
+        expected, caption = _python_face(defaults)
+        _assert_same_figure(gd.evaluate(LIVE_DATA), expected, "打开时")
+        assert gd.evaluate("g => g._fullLayout.paper_bgcolor") == "rgba(0,0,0,0)", "实时面的图要用全书的透明背景（深色模式下不是一块白板）"
+        assert _live_message(p) == caption
+
+        # 用真实的鼠标事件拖动滑块（手机上同样是指针事件），图要变成 Python 对那个 S 画出的图
+        slider = p.locator(".seqlab-live-control input[type=range]")
+        slider.scroll_into_view_if_needed()
+        box = slider.bounding_box()
+        y = box["y"] + box["height"] / 2
+        start = box["x"] + box["width"] * (16 - 2) / (256 - 2)
+        p.mouse.move(start, y)
+        p.mouse.down()
+        for k in range(1, 6):
+            p.mouse.move(start + (box["x"] + 0.4 * box["width"] - start) * k / 5, y)
+        p.mouse.up()
+        S = int(slider.input_value())
+        assert S > 16, f"拖动后滑块应当变大，现在是 {S}"
+        expected, caption = _python_face({**defaults, "S": S})
+        p.wait_for_function("t => document.querySelector('.seqlab-live-message').textContent === t", arg=caption, timeout=10000)
+        _assert_same_figure(gd.evaluate(LIVE_DATA), expected, f"拖到 S = {S}")
+        p.wait_for_timeout(300)
+        (boxes,) = [b for b in p.evaluate(FIGURE_TEXT_BOXES) if b["index"] == index]
+        assert not boxes["overlaps"] and not boxes["cut"], f"{device}：实时面的图中文字重叠或被裁掉：{boxes}"
+
+        # 下拉菜单与数字框：因果掩码、两个头
+        p.locator(".seqlab-live-control select").first.select_option(label="因果掩码")
+        heads = p.get_by_label("头数", exact=True).last
+        heads.fill("2")
+        heads.press("Enter")
+        expected, caption = _python_face({**defaults, "S": S, "causal": True, "heads": "2"})
+        p.wait_for_function("t => document.querySelector('.seqlab-live-message').textContent === t", arg=caption, timeout=10000)
+        _assert_same_figure(gd.evaluate(LIVE_DATA), expected, "因果掩码、两个头")
+
+        # 坏输入：与 Python 面相同的中文消息，图保持上一次的正常状态
+        good = gd.evaluate(LIVE_DATA)
+        heads.fill("0")
+        heads.press("Enter")
+        p.wait_for_function("() => document.querySelector('.seqlab-live-message.seqlab-live-error')", timeout=10000)
+        assert _live_message(p) == "「头数」至少是 1，收到的是 0。"
+        assert gd.evaluate(LIVE_DATA) == good, "坏输入之后图应当保持上一次的状态"
+
+        timings = p.evaluate(f"window.seqlabFigures[{index}].live.timings")
+        print(f"{device}/{scheme}：实时面 {len(timings)} 次更新，中位数 {sorted(timings)[len(timings) // 2]:.1f} ms")
+        assert not run_axe(p), "打开实时面之后有 axe 的严重问题"
+        p.screenshot(path=str(SHOTS / f"live-{device}-{scheme}.png"), full_page=False)
+
+        switch.click()  # 关上：回到静态面
+        p.wait_for_function("document.querySelector('.seqlab-live-switch').getAttribute('aria-checked') === 'false'")
+        assert gd.evaluate(LIVE_DATA) == static, "关上开关后应当回到静态面"
+        assert not p.locator(".seqlab-live-controls").count()
+        assert not visit.outside, f"请求离开了本机：{visit.outside}"
+        assert not visit.errors, f"控制台错误：{visit.errors}"
+    finally:
+        visit.close()
+
+
+def test_live_switch_explains_in_chinese_when_its_code_cannot_load(browser, server):
+    visit = Visit(browser, f"{server}/{LIVE_PAGE}")
+    p = visit.page
+    try:
+        p.route("**/_static/seqlab/live/score_matrix.json", lambda route: route.abort())
+        wait_for_figures(p)
+        switch = p.get_by_role("switch", name="实时计算")
+        switch.click()
+        p.wait_for_function("document.querySelector('.seqlab-live-switch').disabled")
+        note = p.evaluate("document.querySelector('.seqlab-live-note').textContent")
+        assert note.startswith("实时计算不可用"), note
+        assert p.locator(".seqlab-figure .seqlab-control:not([hidden]) .seqlab-input").count(), "静态面的控件应当还在"
+    finally:
+        visit.close()
+
+
+def test_without_javascript_the_live_figure_says_why_it_cannot_switch(browser, server):
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.route("**/*", lambda route: route.continue_() if "127.0.0.1" in route.request.url else route.abort())
+        page.goto(f"{server}/{LIVE_PAGE}", wait_until="load")
+        text = page.evaluate("[...document.querySelectorAll('.seqlab-figure')].map(f => f.innerText).join('')")
+        assert "“实时计算”开关需要 JavaScript" in text, "关掉 JavaScript 时，分数矩阵的图应当说明实时计算为什么用不了"
+    finally:
+        context.close()
+
+
+def test_live_switch_on_a_page_opened_from_disk_says_why_it_is_unavailable(browser):
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto((HTML / LIVE_PAGE).as_uri(), wait_until="load")
+        wait_for_figures(page)
+        page.get_by_role("switch", name="实时计算").click()
+        page.wait_for_function("document.querySelector('.seqlab-live-switch').disabled", timeout=15000)
+        note = page.evaluate("document.querySelector('.seqlab-live-note').textContent")
+        assert note.startswith("实时计算不可用：直接从磁盘打开的网页"), note
+    finally:
+        context.close()

@@ -1,17 +1,16 @@
 """对注册表里的每一个探索器做同样的检查：静态面、实时面、坏输入。"""
 
-import base64
 import dataclasses
 import json
 import math
 import re
 
 import ipywidgets as widgets
-import numpy as np
 import pytest
 
 import seqlab
 from seqlab import explorers
+from seqlab.explorers import web
 
 seqlab.setup()
 ALL = explorers.all_explorers()
@@ -39,8 +38,7 @@ def _plain(x):
     if isinstance(x, list):
         return [_plain(v) for v in x]
     if isinstance(x, dict) and {"dtype", "bdata"} <= set(x):  # plotly.js 的 base64 数组：解码后比较数值
-        values = np.frombuffer(base64.b64decode(x["bdata"]), dtype=np.dtype(x["dtype"]))
-        return _plain(values.reshape([int(n) for n in str(x.get("shape", len(values))).split(",")]).tolist())
+        return _plain(web.decode_arrays(x))
     if isinstance(x, dict):
         return {k: _plain(v) for k, v in x.items() if v != {}}
     return float(x)

@@ -4,6 +4,8 @@
 2. 对注册表里的每个探索器，反复用它的 ``examples`` 驱动实时面，报告单次更新的中位数与 p95
    （预算：中位数 ≤ 50 ms），
    并在无头 Chromium 里量 plotly.js 在这些示例状态的图之间重画一次要多久（只报告）；
+   网页实时面（“实时计算”开关）在无头 Chromium 里从读入控件、算出状态到图画完的时间（预算：中位数 ≤ 50 ms），
+   以及打开开关时下载的代码与数据；
 3. 逐个运行 ``seqlab.train`` 登记的每个训练配方，每个在一个新的 Python 进程里（与
    ``tests/test_checkpoints.py`` 重训检查点的方式相同，检查点写进临时目录，随书附带的检查点不动），报告
    配方本身占用的进程 CPU 时间（预算：每个 ≤ 60 s）、墙钟时间、写出的检查点大小（权重 + 记录，预算 ≤ 2 MB），
@@ -269,6 +271,41 @@ def bench_redraw(rounds: int):
     return rows
 
 
+def bench_live_web(rounds: int):
+    """每张有“实时计算”开关的图：在无头 Chromium（1280 px）里打开开关，把滑块从最小拨到最大、再拨回来，
+    每次从读入控件到图画完的中位数与 p95、其中计算（不含 plotly.js 重画）的中位数，以及打开开关时下载的字节数。
+    没有 Chromium 或网站时返回 None。"""
+    from browser import has_chromium, launch, serve
+    from sitecheck import DESKTOP, HTML, LIVE_FIGURES, LIVE_SWEEP, content_pages, wait_for_figures
+
+    if not has_chromium() or not (HTML / "index.html").exists():
+        return None
+    from playwright.sync_api import sync_playwright
+
+    rows = []
+    with serve(HTML) as base, sync_playwright() as pw:
+        browser = launch(pw)
+        for path in content_pages():
+            name = path.relative_to(HTML).as_posix()
+            if "seqlab-figure-spec" not in path.read_text(encoding="utf-8"):
+                continue
+            page = browser.new_page(**DESKTOP)
+            page.goto(f"{base}/{name}", wait_until="load")
+            wait_for_figures(page)
+            for index in page.evaluate(LIVE_FIGURES):
+                explorer = page.evaluate(f"window.seqlabFigures[{index}].spec.layout.meta.live")
+                sweep = [k / rounds for k in range(1, rounds + 1)] + [k / rounds for k in range(rounds - 1, -1, -1)]
+                result = page.evaluate(LIVE_SWEEP, [index, sweep])
+                times = result["timings"]
+                median = statistics.median(times)
+                compute = statistics.median(result["compute"])
+                rows.append((f"{name} · {explorer}", median, p95(times), compute, len(times), result["loaded"],
+                             median <= UPDATE_BUDGET_MS))
+            page.close()
+        browser.close()
+    return rows
+
+
 def bench_site():
     from sitecheck import HTML, PAGE_BUDGET_BYTES, pages
 
@@ -355,6 +392,19 @@ def main(argv=None) -> int:
             print(_row(("探索器", "中位数 ms", "p95 ms", "次数"), w))
             for name, median, high, n in redraw:
                 print(_row((name, f"{median:.0f}", f"{high:.0f}", n), w))
+            print()
+
+    if not args.skip_explorers:
+        live = bench_live_web(args.rounds)
+        if live is not None:
+            print(f"== 网页实时面：从读入控件、算出状态到图画完（无头 Chromium，1280 px；预算：中位数 ≤ {UPDATE_BUDGET_MS:.0f} ms）==")
+            print("（滑块从最小拨到最大再拨回来；“打开时下载”：实时面的代码与数据，只在打开“实时计算”时下载）")
+            w = (52, 12, 10, 12, 6, 14, 6)
+            print(_row(("图", "中位数 ms", "p95 ms", "其中计算 ms", "次数", "打开时下载", "预算"), w))
+            for name, median, high, compute, n, loaded, good in live:
+                ok &= good
+                cells = (f"{median:.0f}", f"{high:.0f}", f"{compute:.1f}", n, f"{loaded / 1024:.0f} KB", "✓" if good else "✗")
+                print(_row((name, *cells), w))
             print()
 
     if not args.skip_recipes:

@@ -7,6 +7,9 @@
 * 每一页延迟加载 ``assets/book.js``（侧栏开关、图的工具栏）；搜索索引只在搜索页加载（见
   ``assets/templates/layout.html``）；主题的图标脚本裁剪到本书用到的几个图标；
 * 启动按钮只在给出仓库地址时出现；“下载”按钮给出确实存在的笔记本（学生版，不含答案）；
+* 网页实时面：``assets/live/`` 里的 ES 模块原样复制进网站，每个有网页实时面的探索器的说明（参数、常量、
+  默认状态的图，见 ``seqlab.explorers.web``）写成 ``_static/seqlab/live/<名字>.json``；两者都只在读者打开
+  “实时计算”开关时才加载；
 * 主题里没有翻译的界面文字换成中文；
 * 不让 myst-nb 从 CDN 加载 ipywidgets 的 JavaScript（实时控件在网站上本来就只显示代码）；
 * 用 jieba 加上本书的术语词典为中文建立搜索索引。
@@ -15,6 +18,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -31,6 +35,7 @@ PLOTLY_BUNDLE = ROOT / "node_modules" / "plotly.js-cartesian-dist-min" / "plotly
 PLOTLY_STATIC = "seqlab/plotly-cartesian.min.js"
 OWN_FILES = ("book.css", "book.js", "figures.js")
 FIGURE_DATA = "seqlab/figures"  # _static 下每张图的数据文件所在的文件夹
+LIVE = "seqlab/live"  # _static 下网页实时面的模块与说明
 # MathJax 3 的组件：与 tex-chtml.js 相同的 TeX 输入与 CHTML 输出、给读屏软件的隐藏 MathML，但不要右键菜单
 # （ui/menu 一个就有 0.4 MB）。TeX 的扩展包按需从 input/tex/extensions/ 自动加载。
 MATHJAX_PATH = "mathjax/startup.js"
@@ -144,6 +149,22 @@ def _copy_own_assets(app):
     for name in OWN_FILES:
         shutil.copyfile(ASSETS / name, target / name)
     shutil.copyfile(PLOTLY_BUNDLE, target / Path(PLOTLY_STATIC).name)
+    _write_live(Path(app.outdir) / "_static" / LIVE)
+
+
+def _write_live(target: Path) -> None:
+    """网页实时面：``assets/live/*.mjs`` 与每个有网页实时面的探索器的说明（``seqlab.explorers.web.spec``）。"""
+    from seqlab import explorers, figures
+    from seqlab.explorers import web
+
+    figures.use_book_defaults()  # 默认状态的图用全书的模板（透明背景），与页面上的其他图一样
+    target.mkdir(parents=True, exist_ok=True)
+    for module in (ASSETS / "live").glob("*.mjs"):
+        shutil.copyfile(module, target / module.name)
+    for explorer in explorers.all_explorers():
+        if explorer.web is not None:
+            text = json.dumps(web.spec(explorer), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+            (target / f"{explorer.name}.json").write_text(text, encoding="utf-8")
 
 
 def _page_context(app, pagename, templatename, context, doctree):

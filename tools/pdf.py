@@ -20,10 +20,11 @@ from browser import has_chromium, launch, serve  # noqa: E402
 
 HTML = ROOT / "_build" / "html"
 NOTE = "（交互图：此处为默认状态。拖动滑块、切换选项请打开网站上的同一页面。）"
-# 主题的打印样式会藏起代码和输出（连同图）；讲义要保留它们，所以按屏幕样式打印，只去掉导航。
+# 主题的打印样式会藏起代码和输出（连同图）；讲义要保留它们，所以按屏幕样式打印，只去掉导航（与网页实时面的开关：纸上用不了）。
 SCREEN_FOR_PRINT = """
 .bd-header, .bd-sidebar-primary, .bd-sidebar-secondary, .header-article, .prev-next-area, footer,
-.bd-footer, .bd-footer-article, .bd-footer-content, .skip-link, #pst-back-to-top { display: none !important; }
+.bd-footer, .bd-footer-article, .bd-footer-content, .skip-link, #pst-back-to-top,
+.seqlab-live-row { display: none !important; }
 .bd-main .bd-content .bd-article-container { max-width: 100% !important; }
 .bd-page-width { max-width: 100% !important; }
 .cell_output, .cell_input, figure, .plotly-graph-div, pre { break-inside: avoid; }

@@ -10,12 +10,12 @@ import importlib
 import pkgutil
 from typing import Any
 
-from seqlab.explorers.base import Explorer
+from seqlab.explorers.base import Explorer, WebFace
 from seqlab.explorers.live import LiveView
 from seqlab.explorers.params import Param
 
 REGISTRY: dict[str, Explorer[Any]] = {}
-_FRAMEWORK = {"base", "live", "params", "plotview"}
+_FRAMEWORK = {"base", "live", "params", "plotview", "web"}
 
 
 def _origin(explorer: Explorer[Any]) -> tuple[str, str]:
@@ -48,4 +48,4 @@ def all_explorers() -> list[Explorer[Any]]:
     return [explorer for _, explorer in sorted(REGISTRY.items())]
 
 
-__all__ = ["Explorer", "LiveView", "Param", "REGISTRY", "register", "get", "all_explorers"]
+__all__ = ["Explorer", "LiveView", "Param", "WebFace", "REGISTRY", "register", "get", "all_explorers"]

@@ -4,6 +4,8 @@
   不需要内核，网页离线可用。默认由各参数的 ``static`` 取值的所有组合生成（只有一个取值的参数就固定在它上）。
 * **实时面**（``live``）：由参数生成的 ipywidgets 控件驱动同一个状态函数，原地更新一张图，
   用于无法预先计算的情形（任意输入的文字、任意数值）。
+* **网页实时面**（``web``，可选）：网页上静态面的“实时计算”开关打开后，浏览器里的
+  ``assets/live/<探索器名>.mjs`` 算出同一个状态（见 :class:`WebFace` 与 ``seqlab.explorers.web``）。
 
 坏输入永远不会在控件里抛出异常：``InputError`` 的中文消息显示在控件里，图保持上一次的正常状态。
 """
@@ -34,6 +36,20 @@ def _no_caption(state: Any) -> str:
 
 
 @dataclass(frozen=True)
+class WebFace:
+    """探索器在网页上的实时面：不需要内核，浏览器里的 ``assets/live/<探索器名>.mjs`` 计算同一个状态。
+
+    * ``params``：网页上提供的参数（其余参数固定在默认值）。JS 模块导出的 ``PARAMS`` 必须与它相同，
+      有测试检查，两副面孔不会悄悄分道扬镳；
+    * ``data``：浏览器计算状态所需的常量（固定种子的向量、权重、曲线的横坐标……），构建网站时经
+      ``states.to_json`` 写进网站，只在读者打开“实时计算”时才下载。
+    """
+
+    params: tuple[str, ...]
+    data: Callable[[], dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class Explorer(Generic[State]):
     """一个探索器的说明。
 
@@ -45,7 +61,9 @@ class Explorer(Generic[State]):
     * ``caption(state)``：实时面在图上方显示的一句话；
     * ``examples``：几组合法的参数取值，测试和 ``make bench`` 用它们驱动实时面；
     * ``static``：可选，自己拼出静态面的函数（默认由参数的 ``static`` 取值生成，见 ``static_figure``）；
-      ``static_label`` 是默认静态面上那个控件的名字，``static_prefix`` 是滑块当前值前面的文字。
+      ``static_label`` 是默认静态面上那个控件的名字，``static_prefix`` 是滑块当前值前面的文字；
+    * ``web``：可选，网页上的实时面（:class:`WebFace`）；有它时静态面的图在 ``layout.meta.live`` 里记下探索器的名字，
+      网页据此在图上放“实时计算”开关。
     """
 
     name: str
@@ -59,6 +77,7 @@ class Explorer(Generic[State]):
     static: Callable[[], go.Figure] | None = None
     static_label: str = ""
     static_prefix: str = ""
+    web: WebFace | None = None
     defaults: dict[str, Any] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -68,6 +87,8 @@ class Explorer(Generic[State]):
         unknown = [n for n in names if n not in accepted]
         if missing or unknown or len(set(names)) != len(names):
             raise ValueError(f"探索器 {self.name}：参数 {names} 与状态函数的参数 {list(accepted)} 对不上")
+        if self.web is not None and not set(self.web.params) <= set(names):
+            raise ValueError(f"探索器 {self.name}：网页实时面的参数 {list(self.web.params)} 不都在 {names} 里")
         object.__setattr__(self, "defaults", {p.name: p.default for p in self.params})
 
     def param(self, name: str) -> Param:
@@ -100,8 +121,13 @@ class Explorer(Generic[State]):
     def static_figure(self) -> go.Figure:
         """静态面：有 ``static`` 就用它；否则取各参数 ``static`` 取值的所有组合，每个组合预先算好一张图，
         滑块上是取值不止一个的那些参数的名字，打开时停在默认值的那一格（默认值在网格里时）。"""
-        if self.static is not None:
-            return self.static()
+        fig = self._static_grid() if self.static is None else self.static()
+        if self.web is not None:
+            meta = fig.layout.meta if isinstance(fig.layout.meta, dict) else {}
+            fig.update_layout(meta={**meta, "live": self.name})
+        return fig
+
+    def _static_grid(self) -> go.Figure:
         grid = [dict(zip((p.name for p in self.params), values))
                 for values in itertools.product(*(p.static_values for p in self.params))]
         varied = [p for p in self.params if len(p.static_values) > 1]

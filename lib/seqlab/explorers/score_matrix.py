@@ -12,7 +12,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from seqlab import attention
-from seqlab.explorers import Explorer, Param, register
+from seqlab.explorers import Explorer, Param, WebFace, register
 from seqlab.figures import score_matrix as figure
 from seqlab.states import score_matrix as state
 
@@ -54,5 +54,6 @@ EXPLORER = register(
             {"S": 256, "causal": False, "batch": 4, "heads": 8, "layers": 6, "dtype": "bfloat16"},
         ],
         static=static,
+        web=WebFace(params=("S", "causal", "batch", "heads", "layers", "dtype"), data=state.web_data),
     )
 )

@@ -13,6 +13,11 @@ from plotly.io.base_renderers import MimetypeRenderer
 from seqlab.figures.style import CONFIG, register_template
 
 RENDERER = "seqlab_html"
+# 有网页实时面的图：浏览器关掉了 JavaScript 时，图与“实时计算”开关都画不出来，说明一下为什么
+NO_SCRIPT = (
+    '<noscript><p class="seqlab-live-note">这张图和它的“实时计算”开关需要 JavaScript：'
+    "浏览器关闭了 JavaScript，只能读到图的文字说明。</p></noscript>"
+)
 
 
 class OfflineHTMLRenderer(MimetypeRenderer):
@@ -38,9 +43,12 @@ def figure_html(fig_dict: dict) -> str:
     payload = {"id": div, "data": spec.get("data", []), "layout": layout, "config": CONFIG, "controls": controls}
     text = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
     alt = html.escape(text_alternative(layout, controls))
+    meta = layout.get("meta")
+    live = isinstance(meta, dict) and meta.get("live")
     return (
         f'<figure class="seqlab-figure" aria-labelledby="{div}-alt">'
         f'<p class="seqlab-alt" id="{div}-alt">{alt}</p>'
+        + (NO_SCRIPT if live else "") +
         f'<div class="seqlab-controls"></div>'
         f'<div id="{div}" class="plotly-graph-div seqlab-plot" style="height:{height}px; width:100%;"></div>'
         f'<script type="application/json" class="seqlab-figure-spec">{text}</script>'

@@ -96,12 +96,15 @@ def _layer() -> tuple[dict[str, torch.Tensor], attention.SelfAttention]:
 
 
 def sentence_scores(S: int, causal: bool) -> tuple[str, np.ndarray]:
-    """前 ``S`` 个字的分数矩阵 ``Q Kᵀ / √d_k``，形状 ``(S, S)``；被掩码挡住的格子是 NaN。"""
+    """前 ``S`` 个字的分数矩阵 ``Q Kᵀ / √d_k``，形状 ``(S, S)``；被掩码挡住的格子是 NaN。
+
+    用 float64 计算、最后存成 float32：结果就是精确值最近的 float32，与求和的先后次序无关，
+    网页实时面（同样用 float64 算）因此能得到相同的数。"""
     text = _text()[:S]
     vectors, layer = _layer()
-    X = torch.stack([vectors[ch] for ch in text])
+    X = torch.stack([vectors[ch] for ch in text]).double()
     with torch.no_grad(), single_thread():
-        Q, K = X @ layer.W_Q, X @ layer.W_K
+        Q, K = X @ layer.W_Q.double(), X @ layer.W_K.double()
         scores = Q @ K.T / np.sqrt(Q.shape[-1])
     W = scores.numpy().astype(np.float32)
     if causal:
@@ -142,6 +145,23 @@ def score_state(S: int, causal: bool, batch: int, heads: int, layers: int, dtype
     text, W = sentence_scores(S, causal)
     memory = memory_state(S, batch, heads, layers, dtype)
     return ScoreState(S, causal, text, W, attention.pair_count(S, causal), memory)
+
+
+def web_data() -> dict[str, Any]:
+    """网页实时面计算 ``score_state`` 所需的常量：例句（前 ``S_MAX`` 个字）、每个字的随机向量、``W_Q`` 与 ``W_K``、
+    内存曲线的横坐标、每种 dtype 的字节数与内存预算。浏览器由它们算出与本模块相同的状态。"""
+    vectors, layer = _layer()
+    text = _text()[:S_MAX]
+    return {
+        "text": text,
+        "vectors": {ch: vectors[ch] for ch in sorted(set(text))},
+        "W_Q": layer.W_Q.detach(),
+        "W_K": layer.W_K.detach(),
+        "curve_lengths": CURVE_LENGTHS,
+        "dtype_bytes": attention.DTYPE_BYTES,
+        "budget": DEFAULT_BUDGET_BYTES,
+        "S_max": S_MAX,
+    }
 
 
 def static_step(S: int, batch: int, heads: int, layers: int, dtype: str) -> StaticStep:

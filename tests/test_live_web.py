@@ -1,0 +1,66 @@
+"""网页实时面的说明与 JS 模块对得上：两副面孔不会悄悄分道扬镳。
+
+浏览器里的计算与 Python 的逐项对照在 ``tests/js/live.test.mjs``（``make test-js``，node 自带的测试运行器），
+在真实浏览器里的检查在 ``tests/test_browser.py``。这里只检查不需要 node 的部分。
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from seqlab import explorers
+from seqlab.explorers import web
+from seqlab.figures import figure_html
+
+LIVE = Path(__file__).resolve().parent.parent / "assets" / "live"
+WEB = [e for e in explorers.all_explorers() if e.web is not None]
+SPEC_BUDGET_BYTES = 200_000  # 打开“实时计算”时下载的说明（参数、常量、默认状态的图）
+
+
+def declared_params(module: Path) -> list[str]:
+    """JS 模块里 ``export const PARAMS = [...]`` 声明的参数名。"""
+    match = re.search(r"export const PARAMS = (\[[^\]]*\]);", module.read_text(encoding="utf-8"))
+    assert match, f"{module.name} 没有导出 PARAMS"
+    return json.loads(match.group(1))
+
+
+def test_at_least_one_explorer_is_live_on_the_web():
+    assert "score_matrix" in {e.name for e in WEB}
+
+
+@pytest.mark.parametrize("explorer", WEB, ids=lambda e: e.name)
+def test_js_module_offers_exactly_the_params_the_spec_names(explorer):
+    module = LIVE / f"{explorer.name}.mjs"
+    assert module.exists(), f"探索器 {explorer.name} 说有网页实时面，却没有 {module.relative_to(LIVE.parent.parent)}"
+    assert declared_params(module) == list(explorer.web.params), "JS 模块的 PARAMS 与 WebFace.params 不同"
+
+
+def test_every_js_face_belongs_to_an_explorer_with_a_web_face():
+    faces = {m.stem for m in LIVE.glob("*.mjs") if "export const PARAMS" in m.read_text(encoding="utf-8")}
+    assert faces == {e.name for e in WEB}
+
+
+@pytest.mark.parametrize("explorer", WEB, ids=lambda e: e.name)
+def test_static_face_names_its_explorer_and_the_spec_is_small_strict_json(explorer):
+    fig = explorer.static_figure()
+    assert fig.layout.meta["live"] == explorer.name
+    assert "<noscript>" in figure_html(fig.to_dict()), "关掉 JavaScript 时要说明“实时计算”为什么用不了"
+    text = json.dumps(web.spec(explorer), ensure_ascii=False, allow_nan=False)
+    assert len(text.encode()) < SPEC_BUDGET_BYTES, f"{explorer.name} 的网页说明有 {len(text.encode())} 字节"
+
+
+@pytest.mark.parametrize("raw, value", [("12", 12), (" -3 ", -3), ("1.5", 1.5), ("1e3", 1000.0), ("abc", "abc"), ("", "")])
+def test_typed_number_text_is_read_as_int_float_or_left_as_text(raw, value):
+    param = explorers.get("score_matrix").param("heads")
+    read = web.typed_value(param, raw)
+    assert read == value and type(read) is type(value)
+
+
+@pytest.mark.parametrize("explorer", WEB, ids=lambda e: e.name)
+def test_vectors_hold_good_and_bad_cases_with_chinese_messages(explorer):
+    cases = web.vectors(explorer, randoms=2)["cases"]
+    assert any("state" in c for c in cases)
+    bad = [c["message"] for c in cases if "message" in c]
+    assert bad and all(re.search(r"[\u4e00-\u9fff]", m) for m in bad)

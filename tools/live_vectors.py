@@ -1,0 +1,33 @@
+"""写出网页实时面的测试向量：每个有网页实时面的探索器一份 ``_build/live-vectors/<名字>.json``。
+
+每份里是写进网站的说明（``seqlab.explorers.web.spec``）和一组用例：网页控件给出的原样取值（随机的、边界的、坏的），
+以及 Python 的结果——状态（``states.to_json``）、整张图与说明，或者读者看到的中文消息。
+``tests/js/live.test.mjs``（``node --test``）要求浏览器里的计算与它们一致。用法：``python tools/live_vectors.py [输出文件夹]``。
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from seqlab import explorers, figures
+from seqlab.explorers import web
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "_build" / "live-vectors"
+
+
+def main(out: Path = OUT) -> None:
+    figures.use_book_defaults()  # 与构建网站时相同的模板，说明里的图与网站上的一样
+    out.mkdir(parents=True, exist_ok=True)
+    for explorer in explorers.all_explorers():
+        if explorer.web is None:
+            continue
+        target = out / f"{explorer.name}.json"
+        target.write_text(json.dumps(web.vectors(explorer), ensure_ascii=False, allow_nan=False), encoding="utf-8")
+        print(f"{target.relative_to(ROOT) if target.is_relative_to(ROOT) else target}")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else OUT)
