@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import plotly.graph_objects as go
 
 from seqlab.errors import format_bytes
@@ -128,11 +129,17 @@ def render(state: ScoreState) -> go.Figure:
     return fig
 
 
+def _differs(a: object, b: object) -> bool:
+    return not np.array_equal(a, b) if isinstance(a, np.ndarray) else a != b
+
+
 def patch(fig: go.Figure, old: ScoreState, new: ScoreState) -> None:
     """只替换数据数组、标题与刻度（不重建图），S = 256 时也在几十毫秒内完成。"""
     fig.data[0].z = new.scores  # 与 _heatmap 画的是同一个数组
-    for trace, drawn in zip(fig.data[1:], memory_traces(new.memory, "2")):
-        trace.update(x=drawn.x, y=drawn.y, name=drawn.name, marker=drawn.marker, hovertemplate=drawn.hovertemplate)
+    for trace, before, after in zip(fig.data[1:], memory_traces(old.memory, "2"), memory_traces(new.memory, "2")):
+        changed = {key: value for key, value in after.items() if _differs(before[key], value)}
+        if changed:
+            trace.update(changed)
     fig.layout.title.text = _pairs_title(new)
     fig.layout.xaxis.update(_axis_ticks(new))
     fig.layout.yaxis.update(_axis_ticks(new))

@@ -1,6 +1,7 @@
 """第 1.5 节分数矩阵的内存曲线（对数—对数坐标）：预算以上的“拒绝区”、预算线、各组配置的曲线与当前 S 的点。
 
-实时面和静态面共用；轴的编号（``n``）由调用方给出。
+实时面和静态面共用；轴的编号（``n``）由调用方给出。轨迹写成普通的字典（``go.Figure`` 收下时校验一次）：
+实时面每次更新都要重新生成它们，和上一次的比较之后只改变了的属性，不必每次都构造、校验整条 ``go.Scatter``。
 """
 
 from __future__ import annotations
@@ -8,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import plotly.graph_objects as go
 
 from seqlab.errors import format_bytes
 from seqlab.figures.axes import byte_ticks
@@ -23,65 +23,69 @@ def config_label(curve: MemoryCurve) -> str:
     return f"{curve.batch} × {curve.heads} 头 × {curve.layers} 层 × {curve.dtype}"
 
 
-def _budget_traces(memory: MemoryState, on: dict[str, str]) -> list[go.Scatter]:
+def _budget_traces(memory: MemoryState, on: dict[str, str]) -> list[dict]:
     """预算以上的“拒绝区”与预算线。"""
     x_end = int(CURVE_LENGTHS[-1])
     return [
-        go.Scatter(
-            x=[1, x_end, x_end, 1],
-            y=[memory.budget, memory.budget, TOP, TOP],
-            fill="toself",
-            mode="none",
-            fillcolor="rgba(181,72,93,0.12)",
-            name="超出预算：拒绝",
-            hoverinfo="skip",
+        {
+            "type": "scatter",
+            "x": [1, x_end, x_end, 1],
+            "y": [memory.budget, memory.budget, TOP, TOP],
+            "fill": "toself",
+            "mode": "none",
+            "fillcolor": "rgba(181,72,93,0.12)",
+            "name": "超出预算：拒绝",
+            "hoverinfo": "skip",
             **on,
-        ),
-        go.Scatter(
-            x=[1, x_end],
-            y=[memory.budget] * 2,
-            mode="lines",
-            name=f"预算 {format_bytes(memory.budget)}",
-            line={"color": PALETTE[3], "dash": "dash", "width": 1.5},
-            hoverinfo="skip",
+        },
+        {
+            "type": "scatter",
+            "x": [1, x_end],
+            "y": [memory.budget] * 2,
+            "mode": "lines",
+            "name": f"预算 {format_bytes(memory.budget)}",
+            "line": {"color": PALETTE[3], "dash": "dash", "width": 1.5},
+            "hoverinfo": "skip",
             **on,
-        ),
+        },
     ]
 
 
-def _curve_trace(curve: MemoryCurve, line: dict, on: dict[str, str]) -> go.Scatter:
+def _curve_trace(curve: MemoryCurve, line: dict, on: dict[str, str]) -> dict:
     label = config_label(curve)
-    return go.Scatter(
-        x=curve.lengths,
-        y=curve.bytes,
-        mode="lines",
-        name=label,
-        line=line,
-        hovertemplate="S = %{x}<br>%{y:.3s}B<extra>" + label + "</extra>",
+    return {
+        "type": "scatter",
+        "x": curve.lengths,
+        "y": curve.bytes,
+        "mode": "lines",
+        "name": label,
+        "line": line,
+        "hovertemplate": "S = %{x}<br>%{y:.3s}B<extra>" + label + "</extra>",
         **on,
-    )
+    }
 
 
-def _point_trace(memory: MemoryState, on: dict[str, str]) -> go.Scatter:
+def _point_trace(memory: MemoryState, on: dict[str, str]) -> dict:
     """当前 S 的点：超出预算时是红色的叉。"""
     over = memory.bytes > memory.budget
-    return go.Scatter(
-        x=[memory.S],
-        y=[memory.bytes],
-        mode="markers",
-        name=f"S = {memory.S}：{format_bytes(memory.bytes)}",
-        marker={
+    return {
+        "type": "scatter",
+        "x": [memory.S],
+        "y": [memory.bytes],
+        "mode": "markers",
+        "name": f"S = {memory.S}：{format_bytes(memory.bytes)}",
+        "marker": {
             "size": 12,
             "color": PALETTE[3] if over else PALETTE[1],
             "symbol": "x" if over else "circle",
             "line": {"width": 1, "color": "white"},
         },
-        hovertemplate="S = %{x}<br>%{y:.3s}B<extra></extra>",
+        "hovertemplate": "S = %{x}<br>%{y:.3s}B<extra></extra>",
         **on,
-    )
+    }
 
 
-def memory_traces(memory: MemoryState, n: str, references: Sequence[MemoryCurve] = ()) -> list[go.Scatter]:
+def memory_traces(memory: MemoryState, n: str, references: Sequence[MemoryCurve] = ()) -> list[dict]:
     """画在第 ``n`` 组坐标轴上的内存图：拒绝区、预算线、（灰色的对照曲线、）所选配置的曲线、当前 S 的点。"""
     on = {"xaxis": f"x{n}", "yaxis": f"y{n}"}
     grey = [
