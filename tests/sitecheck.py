@@ -165,8 +165,8 @@ def cold_load(browser, url: str, *, network=NETWORK_4G, device=PHONE, scroll_thr
         context.close()
 
 
-# 网页实时面：打开第 index 张图的“实时计算”开关，把它的第一个滑块依次拨到 fractions 里的每个位置（0 是最左、1 是最右；
-# 与读者拖动时一样触发 input 事件），等每次更新画完；返回打开开关时下载的字节数、每次更新从读入控件到图画完的毫秒数，
+# 网页实时面：打开第 index 张图的“实时计算”开关，把它的第一个滑块（没有滑块时是第一个下拉菜单）依次拨到 fractions 里的
+# 每个位置（0 是最左或第一项、1 是最右或最后一项；与读者操作时一样触发 input 或 change 事件），等每次更新画完；返回打开开关时下载的字节数、每次更新从读入控件到图画完的毫秒数，
 # 以及其中计算（检查输入、算出状态与新图）的毫秒数。
 LIVE_SWEEP = """async ([index, fractions]) => {
   const f = window.seqlabFigures[index];
@@ -174,11 +174,16 @@ LIVE_SWEEP = """async ([index, fractions]) => {
   f.root.querySelector('.seqlab-live-switch').click();
   while (!f.live) await new Promise((r) => setTimeout(r, 20));
   const loaded = performance.getEntriesByType('resource').slice(before).reduce((n, e) => n + (e.decodedBodySize || 0), 0);
-  const slider = f.root.querySelector('.seqlab-live-control input[type=range]');
+  const control = f.root.querySelector('.seqlab-live-control input[type=range], .seqlab-live-control select');
   for (const fraction of fractions) {
     const n = f.live.timings.length;
-    slider.value = String(Math.round(Number(slider.min) + fraction * (Number(slider.max) - Number(slider.min))));
-    slider.dispatchEvent(new Event('input', {bubbles: true}));
+    if (control.type === 'range') {
+      control.value = String(Math.round(Number(control.min) + fraction * (Number(control.max) - Number(control.min))));
+      control.dispatchEvent(new Event('input', {bubbles: true}));
+    } else {
+      control.selectedIndex = Math.round(fraction * (control.options.length - 1));
+      control.dispatchEvent(new Event('change', {bubbles: true}));
+    }
     while (f.live.timings.length === n) await new Promise((r) => setTimeout(r, 5));
   }
   const n = fractions.length;

@@ -405,35 +405,98 @@ def test_search_snippets_are_prose_without_contents_list_or_latex(browser, serve
 
 
 # ---------------------------------------------------------------- 网页实时面（“实时计算”开关）
-LIVE_PAGE = "chapters/ch01/05_self_attention.html"
+LIVE_PAGES = {  # 每个有网页实时面的探索器所在的页
+    "score_matrix": "chapters/ch01/05_self_attention.html",
+    "next_token": "chapters/ch01/01_language_as_sequence.html",
+}
+LIVE_PAGE = LIVE_PAGES["score_matrix"]
 LIVE_FIGURE = "[...document.querySelectorAll('.seqlab-figure')].findIndex(f => f.querySelector('.seqlab-live-switch'))"
-LIVE_DATA = """g => g.data.map(t => ({x: t.x && Array.from(t.x), y: t.y && Array.from(t.y), z: t.z && Array.from(t.z)}))"""
+LIVE_KEYS = ("x", "y", "z", "customdata", "text")  # 轨迹里随状态变化的数组
+LIVE_DATA = f"""g => g.data.map(t => Object.fromEntries({list(LIVE_KEYS)}.map(
+    k => [k, t[k] == null || typeof t[k] === "string" ? t[k] ?? null : Array.from(t[k])])))"""
 
 
-def _python_face(raw: dict) -> tuple[list[dict], str]:
-    """Python 面对同样的控件取值画出的图（每条轨迹的 x、y、z）与说明：网页上的图必须与它相同。"""
+def _python_face(name: str, raw: dict) -> tuple[list[dict] | None, str]:
+    """Python 面对同样的控件取值画出的图（每条轨迹的 ``LIVE_KEYS``）与说明；坏输入时是 ``None`` 与中文消息。
+    网页上的图与它上方的一行字必须与之相同。"""
     from seqlab import explorers
+    from seqlab.errors import InputError
     from seqlab.explorers import web
 
-    explorer = explorers.get("score_matrix")
-    values = {name: web.typed_value(explorer.param(name), value) for name, value in raw.items()}
-    state = explorer.compute(**values)
+    explorer = explorers.get(name)
+    values = {key: web.typed_value(explorer.param(key), value) for key, value in raw.items()}
+    try:
+        state = explorer.compute(**values)
+    except InputError as err:
+        return None, str(err)
     figure = web.decode_arrays(json.loads(explorer.render(state).to_json()))
-    return [{k: t.get(k) for k in "xyz"} for t in figure["data"]], explorer.caption(state)
+    return [{k: t.get(k) for k in LIVE_KEYS} for t in figure["data"]], explorer.caption(state)
+
+
+def _close(a, b) -> bool:
+    """网页上的值 ``a`` 与 Python 的 ``b`` 一致：字符串与整数完全相同，小数的相对误差不超过 1e-5。"""
+    if isinstance(b, list):
+        return isinstance(a, list) and len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+    if isinstance(b, float) and isinstance(a, (int, float)):
+        return abs(a - b) <= 1e-5 * abs(b)
+    return a == b
 
 
 def _assert_same_figure(shown: list[dict], expected: list[dict], where: str) -> None:
     assert len(shown) == len(expected), where
     for i, (a, b) in enumerate(zip(shown, expected)):
-        for key in "xyz":
-            if b[key] is None:
-                continue
-            assert len(a[key]) == len(b[key]), f"{where}：第 {i} 条轨迹的 {key} 长度不同"
-            assert all(x == y or abs(x - y) <= 1e-5 * abs(y) for x, y in zip(a[key], b[key])), f"{where}：第 {i} 条轨迹的 {key} 不同"
+        for key in LIVE_KEYS:
+            if b[key] is not None:
+                assert _close(a[key], b[key]), f"{where}：第 {i} 条轨迹的 {key} 不同"
 
 
 def _live_message(p) -> str:
     return p.evaluate("document.querySelector('.seqlab-live-message').textContent")
+
+
+def _switch_on(visit: Visit, device: str):
+    """找到页上带“实时计算”开关的图，检查开关默认关着、打开之前不加载实时面，再用键盘（聚焦后按空格）打开。
+    返回图的元素、开关、图的序号与静态面的数据。"""
+    p = visit.page
+    requests: list[str] = []
+    p.on("request", lambda r: requests.append(r.url))
+    wait_for_figures(p)
+    index = p.evaluate(LIVE_FIGURE)
+    assert index >= 0, "这一页的图上没有“实时计算”开关"
+    gd = p.locator(".plotly-graph-div").nth(index)
+    switch = p.get_by_role("switch", name="实时计算")
+    assert switch.count() == 1 and switch.get_attribute("aria-checked") == "false", "开关应当默认关着"
+    assert not [u for u in requests if "/live/" in u], "开关打开之前不该加载实时面的代码与数据"
+    static = gd.evaluate(LIVE_DATA)
+    switch.scroll_into_view_if_needed()
+    assert switch.bounding_box()["width"] <= DEVICES[device]["viewport"]["width"]
+    switch.focus()
+    assert p.evaluate("getComputedStyle(document.activeElement).outlineStyle") != "none"
+    p.keyboard.press("Space")
+    p.wait_for_function("document.querySelector('.seqlab-live-switch').getAttribute('aria-checked') === 'true'")
+    return gd, switch, index, static
+
+
+def _expect_python(p, gd, name: str, raw: dict, where: str) -> None:
+    """等到网页显示 Python 对 ``raw`` 给出的说明（或中文消息），再对照图：合法输入时与 Python 的图相同，
+    坏输入时消息标成错误。"""
+    expected, text = _python_face(name, raw)
+    p.wait_for_function("t => document.querySelector('.seqlab-live-message').textContent === t", arg=text, timeout=10000)
+    if expected is None:
+        assert p.locator(".seqlab-live-message.seqlab-live-error").count() == 1, f"{where}：消息应当标成错误"
+    else:
+        _assert_same_figure(gd.evaluate(LIVE_DATA), expected, where)
+
+
+def _switch_off(visit: Visit, gd, switch, static) -> None:
+    """关上开关：回到静态面，实时面的控件消失；整个过程没有离开本机的请求，也没有控制台错误。"""
+    p = visit.page
+    switch.click()
+    p.wait_for_function("document.querySelector('.seqlab-live-switch').getAttribute('aria-checked') === 'false'")
+    assert gd.evaluate(LIVE_DATA) == static, "关上开关后应当回到静态面"
+    assert not p.locator(".seqlab-live-controls").count()
+    assert not visit.outside, f"请求离开了本机：{visit.outside}"
+    assert not visit.errors, f"控制台错误：{visit.errors}"
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
@@ -441,28 +504,11 @@ def _live_message(p) -> str:
 def test_live_switch_recomputes_the_figure_in_the_page_as_python_does(browser, server, device, scheme):
     visit = Visit(browser, f"{server}/{LIVE_PAGE}", device=DEVICES[device], color_scheme=scheme)
     p = visit.page
-    requests: list[str] = []
-    p.on("request", lambda r: requests.append(r.url))
     try:
-        wait_for_figures(p)
-        index = p.evaluate(LIVE_FIGURE)
-        assert index >= 0, "第 1.5 节的分数矩阵图上没有“实时计算”开关"
-        gd = p.locator(".plotly-graph-div").nth(index)
-        switch = p.get_by_role("switch", name="实时计算")
-        assert switch.count() == 1 and switch.get_attribute("aria-checked") == "false", "开关应当默认关着"
-        assert not [u for u in requests if "/live/" in u], "开关打开之前不该加载实时面的代码与数据"
-        static = gd.evaluate(LIVE_DATA)
-        switch.scroll_into_view_if_needed()
-        assert switch.bounding_box()["width"] <= DEVICES[device]["viewport"]["width"]
-        switch.focus()  # 键盘：聚焦后按空格打开
-        assert p.evaluate("getComputedStyle(document.activeElement).outlineStyle") != "none"
-        p.keyboard.press("Space")
-        p.wait_for_function("document.querySelector('.seqlab-live-switch').getAttribute('aria-checked') === 'true'")
+        gd, switch, index, static = _switch_on(visit, device)
         defaults = {"S": 16, "causal": False, "batch": "1", "heads": "8", "layers": "6", "dtype": "float32"}
-        expected, caption = _python_face(defaults)
-        _assert_same_figure(gd.evaluate(LIVE_DATA), expected, "打开时")
+        _expect_python(p, gd, "score_matrix", defaults, "打开时")
         assert gd.evaluate("g => g._fullLayout.paper_bgcolor") == "rgba(0,0,0,0)", "实时面的图要用全书的透明背景（深色模式下不是一块白板）"
-        assert _live_message(p) == caption
 
         # 用真实的鼠标事件拖动滑块（手机上同样是指针事件），图要变成 Python 对那个 S 画出的图
         slider = p.locator(".seqlab-live-control input[type=range]")
@@ -477,9 +523,7 @@ def test_live_switch_recomputes_the_figure_in_the_page_as_python_does(browser, s
         p.mouse.up()
         S = int(slider.input_value())
         assert S > 16, f"拖动后滑块应当变大，现在是 {S}"
-        expected, caption = _python_face({**defaults, "S": S})
-        p.wait_for_function("t => document.querySelector('.seqlab-live-message').textContent === t", arg=caption, timeout=10000)
-        _assert_same_figure(gd.evaluate(LIVE_DATA), expected, f"拖到 S = {S}")
+        _expect_python(p, gd, "score_matrix", {**defaults, "S": S}, f"拖到 S = {S}")
         p.wait_for_timeout(300)
         (boxes,) = [b for b in p.evaluate(FIGURE_TEXT_BOXES) if b["index"] == index]
         assert not boxes["overlaps"] and not boxes["cut"], f"{device}：实时面的图中文字重叠或被裁掉：{boxes}"
@@ -489,15 +533,13 @@ def test_live_switch_recomputes_the_figure_in_the_page_as_python_does(browser, s
         heads = p.get_by_label("头数", exact=True).last
         heads.fill("2")
         heads.press("Enter")
-        expected, caption = _python_face({**defaults, "S": S, "causal": True, "heads": "2"})
-        p.wait_for_function("t => document.querySelector('.seqlab-live-message').textContent === t", arg=caption, timeout=10000)
-        _assert_same_figure(gd.evaluate(LIVE_DATA), expected, "因果掩码、两个头")
+        _expect_python(p, gd, "score_matrix", {**defaults, "S": S, "causal": True, "heads": "2"}, "因果掩码、两个头")
 
         # 坏输入：与 Python 面相同的中文消息，图保持上一次的正常状态
         good = gd.evaluate(LIVE_DATA)
         heads.fill("0")
         heads.press("Enter")
-        p.wait_for_function("() => document.querySelector('.seqlab-live-message.seqlab-live-error')", timeout=10000)
+        _expect_python(p, gd, "score_matrix", {**defaults, "S": S, "causal": True, "heads": "0"}, "零个头")
         assert _live_message(p) == "「头数」至少是 1，收到的是 0。"
         assert gd.evaluate(LIVE_DATA) == good, "坏输入之后图应当保持上一次的状态"
 
@@ -505,13 +547,37 @@ def test_live_switch_recomputes_the_figure_in_the_page_as_python_does(browser, s
         print(f"{device}/{scheme}：实时面 {len(timings)} 次更新，中位数 {sorted(timings)[len(timings) // 2]:.1f} ms")
         assert not run_axe(p), "打开实时面之后有 axe 的严重问题"
         p.screenshot(path=str(SHOTS / f"live-{device}-{scheme}.png"), full_page=False)
+        _switch_off(visit, gd, switch, static)
+    finally:
+        visit.close()
 
-        switch.click()  # 关上：回到静态面
-        p.wait_for_function("document.querySelector('.seqlab-live-switch').getAttribute('aria-checked') === 'false'")
-        assert gd.evaluate(LIVE_DATA) == static, "关上开关后应当回到静态面"
-        assert not p.locator(".seqlab-live-controls").count()
-        assert not visit.outside, f"请求离开了本机：{visit.outside}"
-        assert not visit.errors, f"控制台错误：{visit.errors}"
+
+@pytest.mark.parametrize("device", ["desktop", "phone"])
+def test_live_next_token_follows_typed_text_and_order_as_python_does(browser, server, device):
+    visit = Visit(browser, f"{server}/{LIVE_PAGES['next_token']}", device=DEVICES[device])
+    p = visit.page
+    try:
+        from seqlab import corpus
+
+        gd, switch, _, static = _switch_on(visit, device)
+        _expect_python(p, gd, "next_token", {"text": corpus.EXAMPLE_PREFIX, "order": 3}, "打开时")
+        text = p.locator(".seqlab-live-controls input[type=text]")
+        order = p.locator(".seqlab-live-controls select")
+        # 中文、emoji 与语料里没有的字、首尾的空白；每一种阶数
+        for typed, n in [("苹果公司发布了新的手机", 1), ("我想吃🍎😀", 2), ("  他一口气把那本小说读 ", 4), ("𠀀𪚥龘", 3)]:
+            order.select_option(label=str(n))
+            text.fill(typed)
+            text.press("Enter")
+            _expect_python(p, gd, "next_token", {"text": typed, "order": n}, f"{typed!r}，n = {n}")
+
+        # 坏输入：空的、一万个字——与 Python 面相同的中文消息，图保持上一次的正常状态
+        good = gd.evaluate(LIVE_DATA)
+        for typed in ("", "字" * 10_000):
+            text.fill(typed)
+            text.press("Enter")
+            _expect_python(p, gd, "next_token", {"text": typed, "order": 3}, f"{len(typed)} 个字")
+            assert gd.evaluate(LIVE_DATA) == good, "坏输入之后图应当保持上一次的状态"
+        _switch_off(visit, gd, switch, static)
     finally:
         visit.close()
 

@@ -1,7 +1,7 @@
 """第 1.1 节的探索器：n-gram 语言模型逐位置的条件概率与下一个字的候选。"""
 
 from seqlab import corpus
-from seqlab.explorers import Explorer, Param, register
+from seqlab.explorers import Explorer, Param, WebFace, register
 from seqlab.figures import next_token as figure
 from seqlab.states import next_token as state
 
@@ -25,5 +25,6 @@ EXPLORER = register(
             {"text": "苹果公司发布了新的手机", "order": 3},
         ],
         static_prefix="阶数 ",
+        web=WebFace(params=("text", "order"), data=state.web_data),
     )
 )

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from seqlab import states
+from seqlab import corpus, states
 from seqlab.errors import InputError
 from seqlab.explorers.base import Explorer
 from seqlab.explorers.params import Param
@@ -31,6 +31,13 @@ INTEGER = re.compile(r"[+-]?\d+")
 DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 # 数字框里典型的坏输入：不是数、不是整数、负数、零、极大、写成指数的数
 TYPED_EDGES = ("", " ", "abc", "1.5", "3.0", "-1", "0", "1e3", "1e400", "10" + "0" * 12, "9" * 50, "-" + "9" * 50)
+# 文本框里典型的难输入：空的、只有空白（含 Python 与 JavaScript 对“空白”看法不同的字符）、emoji 与基本平面以外的字、
+# 生僻字、语料里没有的字、一万个字
+TEXT_EDGES = (
+    "", " ", "\u3000\t\n", "😀🍎", "我想吃🍎😀", "𠀀𪚥龘", "Ωmega ñ café", "\x1c 今天\x85", "\ufeff今天", "  他一口气  ",
+    "字" * 10_000,
+)
+RANDOM_TEXT_CHARS = 150  # 随机文本（语料里的一段）最长的字数
 
 
 def typed_value(param: Param, raw: Any) -> Any:
@@ -99,7 +106,12 @@ def spec(explorer: Explorer[Any]) -> dict[str, Any]:
 
 
 def _random_raw(p: Param, rng: random.Random) -> Any:
-    """网页控件在 ``p`` 的范围里随机给出的一个值（数字框在 1 到 16 之间：多数组合不超预算）。"""
+    """网页控件在 ``p`` 的范围里随机给出的一个值（数字框在 1 到 16 之间：多数组合不超预算；
+    文本框是本书语料里随机的一段，1 到 ``RANDOM_TEXT_CHARS`` 个字）。"""
+    if p.widget == "text":
+        text = "".join(corpus.book_corpus())
+        start = rng.randrange(len(text))
+        return text[start : start + rng.randint(1, RANDOM_TEXT_CHARS)]
     if p.options:
         return rng.choice(p.options)[1]
     if p.widget == "number":
@@ -117,6 +129,8 @@ def _edge_raws(p: Param) -> list[Any]:
         return [value for _, value in p.options]
     if p.widget == "number":
         return list(TYPED_EDGES)
+    if p.widget == "text":
+        return list(TEXT_EDGES)
     if p.widget == "slider":
         return [p.low, p.high, (p.low or 0) - 1, (p.high or 0) + 1]
     return []
