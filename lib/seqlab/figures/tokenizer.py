@@ -13,10 +13,6 @@ from seqlab.tokenize import BPE_SIZES, UNK
 
 # 颜色：相邻 token 交替两种蓝绿色；不是整字的字节碎片用橙色；<unk> 用红色。
 COLORS = {"even": PALETTE[0], "odd": PALETTE[6], "partial": PALETTE[1], "unk": PALETTE[3]}
-# 条块的颜色写成种类的编号，配上一条只在编号处取色的色阶：逐个校验颜色字符串的代价是校验编号的十倍，
-# 实时更新时每次要校验三行。编号 k 落在色阶的第 k 个节点上，颜色与 COLORS 完全相同。
-KIND_INDEX = {kind: k for k, kind in enumerate(COLORS)}
-KIND_SCALE = [[k / (len(COLORS) - 1), color] for k, color in enumerate(COLORS.values())]
 
 
 def caption(state: TokenizerState) -> str:
@@ -44,8 +40,7 @@ def _add_cut_bars(fig: go.Figure) -> None:
                 insidetextanchor="middle",
                 textangle=0,
                 textfont={"color": "white", "size": 13},
-                marker={"line": {"color": "white", "width": 1}, "colorscale": KIND_SCALE, "cmin": 0,
-                        "cmax": len(COLORS) - 1},
+                marker_line={"color": "white", "width": 1},
                 hovertemplate="%{customdata[1]}<br>token：%{customdata[0]}<br>ID = %{customdata[2]}<extra></extra>",
                 showlegend=False,
             ),
@@ -145,7 +140,7 @@ def patch(fig: go.Figure, old: TokenizerState, new: TokenizerState) -> None:
             base=row.starts,
             text=[f"{t}<br><span style='font-size:0.75em'>{i}</span>" for t, i in zip(row.tokens, row.ids)],
             customdata=[[t, row.label, i] for t, i in zip(row.tokens, row.ids)],
-            marker_color=[KIND_INDEX[k] for k in row.kinds],
+            marker_color=[COLORS[k] for k in row.kinds],
         )
     fig.data[3].update(x=new.bpe_sizes, y=new.bpe_lengths)
     char, word = new.rows[0], new.rows[1]
