@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -129,7 +130,7 @@ def render(state: ScoreState) -> go.Figure:
     return fig
 
 
-def _differs(a: object, b: object) -> bool:
+def _differs(a: Any, b: Any) -> bool:
     return not np.array_equal(a, b) if isinstance(a, np.ndarray) else a != b
 
 
