@@ -26,7 +26,7 @@ function repeatTwice(data, chars) {
   if (bad.length) {
     throw new InputError(`这个模型只认识这 ${data.tokens.length} 个字：${data.tokens.join("")}；这些字不在其中：${bad.join("")}`);
   }
-  return [0, ...chars, ...chars].map((ch, t) => (t ? data.vocab.indexOf(ch) : 0));
+  return [0, ...[...chars, ...chars].map((ch) => data.vocab.indexOf(ch))]; // 0 是 〈始〉
 }
 
 /** head_scores 里一个头的两个分数：alpha 是这个头的 (S, S) 权重，段长 L。 */
