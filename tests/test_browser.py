@@ -408,6 +408,7 @@ def test_search_snippets_are_prose_without_contents_list_or_latex(browser, serve
 LIVE_PAGES = {  # 每个有网页实时面的探索器所在的页
     "score_matrix": "chapters/ch01/05_self_attention.html",
     "next_token": "chapters/ch01/01_language_as_sequence.html",
+    "layer_heads": "chapters/ch01/06_transformer.html",
 }
 LIVE_PAGE = LIVE_PAGES["score_matrix"]
 LIVE_FIGURE = "[...document.querySelectorAll('.seqlab-figure')].findIndex(f => f.querySelector('.seqlab-live-switch'))"
@@ -552,30 +553,55 @@ def test_live_switch_recomputes_the_figure_in_the_page_as_python_does(browser, s
         visit.close()
 
 
+LIVE_TYPING = {  # 带文本框的实时面：依次填进控件的合法取值（中文、emoji、首尾的空白、每个选项），以及坏的文字
+    "next_token": (
+        [{"order": 1, "text": "苹果公司发布了新的手机"}, {"order": 2, "text": "我想吃🍎😀"},
+         {"order": 4, "text": "  他一口气把那本小说读 "}, {"order": 3, "text": "𠀀𪚥龘"}],
+        ("", "字" * 10_000),
+    ),
+    "layer_heads": (
+        [{"layer": 2, "head": 2, "segment": "书读过完吃"}, {"layer": 1, "head": 2, "segment": " 花月星云风雪\u3000"},
+         {"layer": 2, "head": 1, "segment": "河海林"}],
+        ("", "字" * 10_000, "我想吃🍎😀", "苹果", "天天雨"),
+    ),
+}
+
+
+def _fill_live(p, explorer, raw: dict) -> None:
+    """在实时面的控件里填上 ``raw``：下拉菜单选中取值对应的选项，文本框填好后按回车。"""
+    controls = p.locator(".seqlab-live-controls")
+    for name, value in raw.items():
+        param = explorer.param(name)
+        control = controls.get_by_label(param.label, exact=True)
+        if param.options:
+            control.select_option(label=next(label for label, option in param.options if option == value))
+        else:
+            control.fill(value)
+            control.press("Enter")
+
+
 @pytest.mark.parametrize("device", ["desktop", "phone"])
-def test_live_next_token_follows_typed_text_and_order_as_python_does(browser, server, device):
-    visit = Visit(browser, f"{server}/{LIVE_PAGES['next_token']}", device=DEVICES[device])
+@pytest.mark.parametrize("name", LIVE_TYPING)
+def test_live_face_follows_typed_text_and_choices_as_python_does(browser, server, name, device):
+    from seqlab import explorers
+
+    explorer = explorers.get(name)
+    good_raws, bad_texts = LIVE_TYPING[name]
+    (text,) = [key for key in explorer.web.params if explorer.param(key).widget == "text"]
+    visit = Visit(browser, f"{server}/{LIVE_PAGES[name]}", device=DEVICES[device])
     p = visit.page
     try:
-        from seqlab import corpus
-
         gd, switch, _, static = _switch_on(visit, device)
-        _expect_python(p, gd, "next_token", {"text": corpus.EXAMPLE_PREFIX, "order": 3}, "打开时")
-        text = p.locator(".seqlab-live-controls input[type=text]")
-        order = p.locator(".seqlab-live-controls select")
-        # 中文、emoji 与语料里没有的字、首尾的空白；每一种阶数
-        for typed, n in [("苹果公司发布了新的手机", 1), ("我想吃🍎😀", 2), ("  他一口气把那本小说读 ", 4), ("𠀀𪚥龘", 3)]:
-            order.select_option(label=str(n))
-            text.fill(typed)
-            text.press("Enter")
-            _expect_python(p, gd, "next_token", {"text": typed, "order": n}, f"{typed!r}，n = {n}")
+        _expect_python(p, gd, name, {key: explorer.param(key).default for key in explorer.web.params}, "打开时")
+        for raw in good_raws:
+            _fill_live(p, explorer, raw)
+            _expect_python(p, gd, name, raw, repr(raw))
 
-        # 坏输入：空的、一万个字——与 Python 面相同的中文消息，图保持上一次的正常状态
+        # 坏的文字：与 Python 面相同的中文消息，图保持上一次的正常状态
         good = gd.evaluate(LIVE_DATA)
-        for typed in ("", "字" * 10_000):
-            text.fill(typed)
-            text.press("Enter")
-            _expect_python(p, gd, "next_token", {"text": typed, "order": 3}, f"{len(typed)} 个字")
+        for typed in bad_texts:
+            _fill_live(p, explorer, {text: typed})
+            _expect_python(p, gd, name, {**good_raws[-1], text: typed}, f"{typed[:10]!r}（{len(typed)} 个字）")
             assert gd.evaluate(LIVE_DATA) == good, "坏输入之后图应当保持上一次的状态"
         _switch_off(visit, gd, switch, static)
     finally:

@@ -4,7 +4,7 @@
 那一格本身的字和当前字毫无关系，能匹配上，全靠第 1 层已经把“前一个字是谁”写进了那个位置的表示。
 """
 
-from seqlab.explorers import Explorer, Param, register
+from seqlab.explorers import Explorer, Param, WebFace, register
 from seqlab.figures import layer_heads as figure
 from seqlab.states import layer_heads as state
 
@@ -30,5 +30,6 @@ EXPLORER = register(
             {"segment": "花月星云风雪", "layer": 1, "head": 2},
         ],
         static_label="层与头",
+        web=WebFace(params=("segment", "layer", "head"), data=state.web_data),
     )
 )

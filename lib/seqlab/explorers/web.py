@@ -123,6 +123,11 @@ def _random_raw(p: Param, rng: random.Random) -> Any:
     return p.default
 
 
+def _control_raw(p: Param, value: Any) -> Any:
+    """参数值 ``value`` 在网页控件里的原样：数字框里是文字，其余控件给出值本身。"""
+    return str(value) if p.widget == "number" else value
+
+
 def _edge_raws(p: Param) -> list[Any]:
     """``p`` 的边界值与坏输入（网页控件给得出的那些）。"""
     if p.options:
@@ -144,8 +149,10 @@ def vectors(explorer: Explorer[Any], *, randoms: int = 12, seed: int = 0) -> dic
     rng = random.Random(seed)
     offered = [explorer.param(name) for name in explorer.web.params]
     raws = [{p.name: _random_raw(p, rng) for p in offered} for _ in range(randoms)]
-    defaults = {p.name: p.default if p.widget != "number" else str(p.default) for p in offered}
+    defaults = {p.name: _control_raw(p, p.default) for p in offered}
     raws += [{**defaults, p.name: raw} for p in offered for raw in _edge_raws(p)]
+    # 说明里的示例：典型的合法取值（文本框只收几个字时，随机的语料片段几乎都被拒绝）
+    raws += [{p.name: _control_raw(p, example.get(p.name, p.default)) for p in offered} for example in explorer.examples]
     cases = []
     for raw in raws:
         values = {p.name: typed_value(p, raw[p.name]) for p in offered}

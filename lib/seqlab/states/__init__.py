@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import math
 from typing import Any
@@ -60,4 +61,14 @@ def to_json(value: Any) -> Any:
     raise TypeError(f"状态里不该有 {type(value).__name__} 类型的值（它没有确定的 JSON 形式）")
 
 
-__all__ = ["MAX_TEXT_CHARS", "clean_text", "to_json"]
+def packed(tensor: torch.Tensor) -> dict[str, str]:
+    """一个 float32 张量的紧凑 JSON 形式（网页实时面的模型权重）：小端 float32 的 base64，写法与 plotly.js 的
+    base64 数组相同，``{"dtype": "f4", "bdata": …, "shape": "64,64"}``（各维的长度，逗号分隔），不损失任何一位。
+    ``seqlab.explorers.web.decode_arrays`` 与 ``assets/live/nn.mjs`` 的 ``unpack`` 把它读回来。"""
+    if tensor.dtype != torch.float32:
+        raise TypeError(f"只打包 float32 的张量，收到的是 {tensor.dtype}")
+    data = tensor.detach().contiguous().numpy().astype("<f4").tobytes()
+    return {"dtype": "f4", "bdata": base64.b64encode(data).decode("ascii"), "shape": ",".join(map(str, tensor.shape))}
+
+
+__all__ = ["MAX_TEXT_CHARS", "clean_text", "packed", "to_json"]

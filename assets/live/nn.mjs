@@ -1,0 +1,146 @@
+/* 训练好的小模型在浏览器里的前向计算（seqlab/transformer.py 的对应）：嵌入与正弦位置、层归一化、
+ * 带因果掩码的多头自注意力、逐位置前馈网络，以及把它们组装起来的 TinyDecoder。
+ * 权重来自 Python 的 web_data()（seqlab.states.packed：float32 原样），这里一律用 float64 计算。
+ * 矩阵按行存在 Float64Array 里：S × d 的矩阵第 t 行是 values[t·d … t·d + d)。 */
+
+// ---------------------------------------------------------------- 权重
+/** seqlab.states.packed 的逆：{dtype: "f4", bdata, shape} → {shape, values}（values 是 Float64Array，每个数与
+ * float32 的权重完全相同）。 */
+export function unpack(spec) {
+  if (spec.dtype !== "f4") throw new Error(`只认识 float32 的权重，收到的是 ${spec.dtype}`);
+  const bytes = Uint8Array.from(atob(spec.bdata), (c) => c.charCodeAt(0));
+  const view = new DataView(bytes.buffer);
+  const values = new Float64Array(bytes.length / 4);
+  for (let i = 0; i < values.length; i++) values[i] = view.getFloat32(4 * i, true); // 小端
+  return { shape: spec.shape.split(",").map(Number), values };
+}
+
+const models = new WeakMap(); // data → 解开的模型：每次输入都用同一份，不必重新解码
+
+/** web_data() 里的 config 与权重（state_dict 的名字 → packed）解成模型：{config, p: 名字 → {shape, values}}。 */
+export function loadModel(data) {
+  if (!models.has(data)) {
+    const p = Object.fromEntries(Object.entries(data.weights).map(([name, spec]) => [name, unpack(spec)]));
+    models.set(data, { config: data.config, p });
+  }
+  return models.get(data);
+}
+
+// ---------------------------------------------------------------- 部件
+/** nn.Linear：X (rows, in) → X Wᵀ + b (rows, out)；W 的形状是 (out, in)，与 PyTorch 相同。 */
+export function linear(X, rows, W, b) {
+  const [out, inn] = W.shape;
+  const w = W.values;
+  const Y = new Float64Array(rows * out);
+  for (let t = 0; t < rows; t++) {
+    for (let o = 0; o < out; o++) {
+      let sum = b.values[o];
+      for (let i = 0; i < inn; i++) sum += X[t * inn + i] * w[o * inn + i];
+      Y[t * out + o] = sum;
+    }
+  }
+  return Y;
+}
+
+/** LayerNorm：每一行减去自己的均值、除以自己的标准差（有偏方差 + eps 再开方），再乘 gamma 加 beta。 */
+export function layerNorm(X, rows, gamma, beta, eps = 1e-5) {
+  const d = gamma.values.length;
+  const Y = new Float64Array(rows * d);
+  for (let t = 0; t < rows; t++) {
+    const row = X.subarray(t * d, (t + 1) * d);
+    const mu = row.reduce((s, x) => s + x, 0) / d;
+    const sd = Math.sqrt(row.reduce((s, x) => s + (x - mu) ** 2, 0) / d + eps);
+    for (let i = 0; i < d; i++) Y[t * d + i] = (gamma.values[i] * (row[i] - mu)) / sd + beta.values[i];
+  }
+  return Y;
+}
+
+/** 每一行就地做 softmax（先减去最大值）；-Infinity 的格子（被掩码挡住）得到 0。 */
+export function softmaxRows(Z, rows, cols) {
+  for (let t = 0; t < rows; t++) {
+    const row = Z.subarray(t * cols, (t + 1) * cols);
+    const max = row.reduce((m, z) => Math.max(m, z), -Infinity);
+    let sum = 0;
+    for (let j = 0; j < cols; j++) sum += row[j] = Math.exp(row[j] - max);
+    for (let j = 0; j < cols; j++) row[j] /= sum;
+  }
+  return Z;
+}
+
+/** sinusoidal_positions：(S, d)，PE[pos, 2i] = sin(pos / 10000^(2i/d))，PE[pos, 2i+1] = cos(…)。
+ * 与 PyTorch 一样每一步取 float32（Math.fround）。PyTorch 的 float32 sin、cos 不总是最近的 float32：
+ * 长度 17 时约二十分之一的数与这里差一个 ulp（相对 6e-8），模型输出因此相差不到 1e-6（相对）。 */
+export function sinusoidalPositions(S, d) {
+  const PE = new Float64Array(S * d);
+  for (let twoI = 0; twoI < d; twoI += 2) {
+    const scale = Math.fround(10000 ** Math.fround(twoI / d));
+    for (let pos = 0; pos < S; pos++) {
+      const angle = Math.fround(pos / scale);
+      PE[pos * d + twoI] = Math.fround(Math.sin(angle));
+      PE[pos * d + twoI + 1] = Math.fround(Math.cos(angle));
+    }
+  }
+  return PE;
+}
+
+/** MultiHeadSelfAttention 加因果掩码：X (S, d) → {out (S, d), alpha: 每个头一个 (S, S)}。
+ * 第 h 个头读 Q、K、V 的第 h·d_k … (h+1)·d_k 列，分数 Q Kᵀ / √d_k，位置 i 只读 j ≤ i。 */
+export function causalSelfAttention(X, S, p, prefix, nHeads) {
+  const [Q, K, V] = ["W_Q", "W_K", "W_V"].map((w) => linear(X, S, p[`${prefix}.${w}.weight`], p[`${prefix}.${w}.bias`]));
+  const d = p[`${prefix}.W_Q.weight`].shape[0];
+  const dk = d / nHeads;
+  const heads = new Float64Array(S * d); // 各头的结果首尾拼接（merge_heads）
+  const alpha = [];
+  for (let h = 0; h < nHeads; h++) {
+    const A = new Float64Array(S * S).fill(-Infinity);
+    for (let i = 0; i < S; i++) {
+      for (let j = 0; j <= i; j++) {
+        let dot = 0;
+        for (let k = h * dk; k < (h + 1) * dk; k++) dot += Q[i * d + k] * K[j * d + k];
+        A[i * S + j] = dot / Math.sqrt(dk);
+      }
+    }
+    softmaxRows(A, S, S);
+    for (let i = 0; i < S; i++) {
+      for (let j = 0; j <= i; j++) {
+        for (let k = h * dk; k < (h + 1) * dk; k++) heads[i * d + k] += A[i * S + j] * V[j * d + k];
+      }
+    }
+    alpha.push(A);
+  }
+  return { out: linear(heads, S, p[`${prefix}.W_O.weight`], p[`${prefix}.W_O.bias`]), alpha };
+}
+
+/** PositionwiseFFN：W_2(relu(W_1 x))，逐位置。 */
+export function ffn(X, S, p, prefix) {
+  const H = linear(X, S, p[`${prefix}.W_1.weight`], p[`${prefix}.W_1.bias`]).map((x) => Math.max(0, x));
+  return linear(H, S, p[`${prefix}.W_2.weight`], p[`${prefix}.W_2.bias`]);
+}
+
+const addInPlace = (X, Y) => X.forEach((x, i) => (X[i] = x + Y[i]));
+
+// ---------------------------------------------------------------- 模型
+/** TinyDecoder 的前向（不带 KV cache）：ids（长 S 的 token 编号）→ {logits (S, V), weights: 每层每个头的 alpha (S, S)}。
+ * Embedding × √d + 正弦位置 → 每个 pre-norm 块 X ← X + Attn(LN₁(X))、X ← X + FFN(LN₂(X)) → LN_out → W_out。 */
+export function tinyDecoder(model, ids) {
+  const { config, p } = model;
+  if (!config.norm_first) throw new Error("只实现了 pre-norm（norm_first=True）的 TinyDecoder");
+  const d = config.d_model;
+  const S = ids.length;
+  const E = p["embed.weight"].values;
+  const X = sinusoidalPositions(S, d);
+  ids.forEach((id, t) => {
+    for (let i = 0; i < d; i++) X[t * d + i] += E[id * d + i] * Math.sqrt(d);
+  });
+  const weights = [];
+  for (let l = 0; l < config.n_layers; l++) {
+    const block = `blocks.${l}`;
+    const norm = (n) => layerNorm(X, S, p[`${block}.${n}.gamma`], p[`${block}.${n}.beta`]);
+    const { out, alpha } = causalSelfAttention(norm("norm1"), S, p, `${block}.attn`, config.n_heads);
+    addInPlace(X, out);
+    addInPlace(X, ffn(norm("norm2"), S, p, `${block}.ffn`));
+    weights.push(alpha);
+  }
+  const logits = linear(layerNorm(X, S, p["norm_out.gamma"], p["norm_out.beta"]), S, p["W_out.weight"], p["W_out.bias"]);
+  return { logits, weights };
+}
