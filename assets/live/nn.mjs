@@ -1,5 +1,6 @@
-/* 训练好的小模型在浏览器里的前向计算（seqlab/transformer.py 的对应）：嵌入与正弦位置、层归一化、
- * 带因果掩码的多头自注意力、逐位置前馈网络，以及把它们组装起来的 TinyDecoder。
+/* 训练好的小模型在浏览器里的前向计算（seqlab/transformer.py 与 seqlab/attention.py 的对应）：嵌入与正弦位置、
+ * 层归一化、缩放点积注意力（单头的 SelfAttention、带因果掩码的多头自注意力）、逐位置前馈网络，
+ * 以及把它们组装起来的 TinyDecoder 与 PronounResolver。
  * 权重来自 Python 的 web_data()（seqlab.states.packed：float32 原样），这里一律用 float64 计算。
  * 矩阵按行存在 Float64Array 里：S × d 的矩阵第 t 行是 values[t·d … t·d + d)。 */
 
@@ -55,11 +56,31 @@ export function layerNorm(X, rows, gamma, beta, eps = 1e-5) {
   return Y;
 }
 
-/** 每一行就地做 softmax（先减去最大值）；-Infinity 的格子（被掩码挡住）得到 0。 */
+/** X (rows, in) 乘以 W (in, out)：行向量记号的 X W（SelfAttention 的 W_Q、W_K、W_V，没有偏置）。 */
+export function matmul(X, rows, W) {
+  const [inn, out] = W.shape;
+  const w = W.values;
+  const Y = new Float64Array(rows * out);
+  for (let t = 0; t < rows; t++) {
+    for (let o = 0; o < out; o++) {
+      let sum = 0;
+      for (let i = 0; i < inn; i++) sum += X[t * inn + i] * w[i * out + o];
+      Y[t * out + o] = sum;
+    }
+  }
+  return Y;
+}
+
+/** 每一行就地做 softmax（先减去最大值）；-Infinity 的格子（被掩码挡住）得到 0，整行都被挡住时全是 0
+ * （与 scaled_dot_product_attention 的 nan_to_num 相同）。 */
 export function softmaxRows(Z, rows, cols) {
   for (let t = 0; t < rows; t++) {
     const row = Z.subarray(t * cols, (t + 1) * cols);
     const max = row.reduce((m, z) => Math.max(m, z), -Infinity);
+    if (max === -Infinity) {
+      row.fill(0);
+      continue;
+    }
     let sum = 0;
     for (let j = 0; j < cols; j++) sum += row[j] = Math.exp(row[j] - max);
     for (let j = 0; j < cols; j++) row[j] /= sum;
@@ -83,6 +104,43 @@ export function sinusoidalPositions(S, d) {
   return PE;
 }
 
+/** scaled_dot_product_attention：Q、K (S, d_k)，V (S, d_v) → {out (S, d_v), alpha (S, S)}，分数 Q Kᵀ / √d_k。
+ * allowed(i, j) 为假时位置 i 不读 j（掩码），那一格的权重是 0。 */
+export function scaledDotProductAttention(Q, K, V, S, dk, dv, allowed) {
+  const alpha = new Float64Array(S * S).fill(-Infinity);
+  for (let i = 0; i < S; i++) {
+    for (let j = 0; j < S; j++) {
+      if (!allowed(i, j)) continue;
+      let dot = 0;
+      for (let k = 0; k < dk; k++) dot += Q[i * dk + k] * K[j * dk + k];
+      alpha[i * S + j] = dot / Math.sqrt(dk);
+    }
+  }
+  softmaxRows(alpha, S, S);
+  const out = new Float64Array(S * dv);
+  for (let i = 0; i < S; i++) {
+    for (let j = 0; j < S; j++) {
+      if (!allowed(i, j)) continue;
+      for (let k = 0; k < dv; k++) out[i * dv + k] += alpha[i * S + j] * V[j * dv + k];
+    }
+  }
+  return { out, alpha };
+}
+
+/** SelfAttention（单头）：X (S, d_model) → {out (S, d_v), alpha (S, S)}，Q = X W_Q、K = X W_K、V = X W_V。 */
+export function selfAttention(X, S, p, prefix, allowed) {
+  const [WQ, WK, WV] = ["W_Q", "W_K", "W_V"].map((w) => p[`${prefix}.${w}`]);
+  const [Q, K, V] = [WQ, WK, WV].map((W) => matmul(X, S, W));
+  return scaledDotProductAttention(Q, K, V, S, WQ.shape[1], WV.shape[1], allowed);
+}
+
+/** 矩阵 X (rows, d) 的第 lo … hi 列，(rows, hi − lo)。 */
+function columns(X, rows, d, lo, hi) {
+  const Y = new Float64Array(rows * (hi - lo));
+  for (let t = 0; t < rows; t++) Y.set(X.subarray(t * d + lo, t * d + hi), t * (hi - lo));
+  return Y;
+}
+
 /** MultiHeadSelfAttention 加因果掩码：X (S, d) → {out (S, d), alpha: 每个头一个 (S, S)}。
  * 第 h 个头读 Q、K、V 的第 h·d_k … (h+1)·d_k 列，分数 Q Kᵀ / √d_k，位置 i 只读 j ≤ i。 */
 export function causalSelfAttention(X, S, p, prefix, nHeads) {
@@ -92,29 +150,19 @@ export function causalSelfAttention(X, S, p, prefix, nHeads) {
   const heads = new Float64Array(S * d); // 各头的结果首尾拼接（merge_heads）
   const alpha = [];
   for (let h = 0; h < nHeads; h++) {
-    const A = new Float64Array(S * S).fill(-Infinity);
-    for (let i = 0; i < S; i++) {
-      for (let j = 0; j <= i; j++) {
-        let dot = 0;
-        for (let k = h * dk; k < (h + 1) * dk; k++) dot += Q[i * d + k] * K[j * d + k];
-        A[i * S + j] = dot / Math.sqrt(dk);
-      }
-    }
-    softmaxRows(A, S, S);
-    for (let i = 0; i < S; i++) {
-      for (let j = 0; j <= i; j++) {
-        for (let k = h * dk; k < (h + 1) * dk; k++) heads[i * d + k] += A[i * S + j] * V[j * d + k];
-      }
-    }
-    alpha.push(A);
+    const [q, k, v] = [Q, K, V].map((M) => columns(M, S, d, h * dk, (h + 1) * dk));
+    const head = scaledDotProductAttention(q, k, v, S, dk, dk, (i, j) => j <= i);
+    for (let i = 0; i < S; i++) heads.set(head.out.subarray(i * dk, (i + 1) * dk), i * d + h * dk);
+    alpha.push(head.alpha);
   }
   return { out: linear(heads, S, p[`${prefix}.W_O.weight`], p[`${prefix}.W_O.bias`]), alpha };
 }
 
-/** PositionwiseFFN：W_2(relu(W_1 x))，逐位置。 */
-export function ffn(X, S, p, prefix) {
-  const H = linear(X, S, p[`${prefix}.W_1.weight`], p[`${prefix}.W_1.bias`]).map((x) => Math.max(0, x));
-  return linear(H, S, p[`${prefix}.W_2.weight`], p[`${prefix}.W_2.bias`]);
+/** 逐位置前馈网络 second(relu(first(x)))：first、second 是两个 nn.Linear 的名字（TinyDecoder 的 W_1、W_2，
+ * PronounResolver 的 ffn.0、ffn.2）。 */
+export function ffn(X, S, p, first, second) {
+  const H = linear(X, S, p[`${first}.weight`], p[`${first}.bias`]).map((x) => Math.max(0, x));
+  return linear(H, S, p[`${second}.weight`], p[`${second}.bias`]);
 }
 
 const addInPlace = (X, Y) => X.forEach((x, i) => (X[i] = x + Y[i]));
@@ -138,9 +186,29 @@ export function tinyDecoder(model, ids) {
     const norm = (n) => layerNorm(X, S, p[`${block}.${n}.gamma`], p[`${block}.${n}.beta`]);
     const { out, alpha } = causalSelfAttention(norm("norm1"), S, p, `${block}.attn`, config.n_heads);
     addInPlace(X, out);
-    addInPlace(X, ffn(norm("norm2"), S, p, `${block}.ffn`));
+    addInPlace(X, ffn(norm("norm2"), S, p, `${block}.ffn.W_1`, `${block}.ffn.W_2`));
     weights.push(alpha);
   }
   const logits = linear(layerNorm(X, S, p["norm_out.gamma"], p["norm_out.beta"]), S, p["W_out.weight"], p["W_out.bias"]);
   return { logits, weights };
+}
+
+/** PronounResolver 的前向：一句话的 ids（长 S，0 是填充）→ {A1, A2}：两层的注意力权重，各 (S, S)。
+ * X = E(ids) + P(位置) → H = LN₁(X + Attn₁(X)) → H = LN₂(H + FFN(H)) → Attn₂(H) 只取权重；都不读填充位置。 */
+export function pronounResolver(model, ids) {
+  const { config, p } = model;
+  const d = config.d_model;
+  const S = ids.length;
+  const [E, P] = [p["E.weight"].values, p["P.weight"].values];
+  const X = new Float64Array(S * d);
+  ids.forEach((id, t) => {
+    for (let i = 0; i < d; i++) X[t * d + i] = E[id * d + i] + P[t * d + i];
+  });
+  const allowed = (i, j) => ids[j] !== 0;
+  const first = selfAttention(X, S, p, "attn1", allowed);
+  addInPlace(X, first.out);
+  const H = layerNorm(X, S, p["norm1.weight"], p["norm1.bias"]);
+  addInPlace(H, ffn(H, S, p, "ffn.0", "ffn.2"));
+  const { alpha } = selfAttention(layerNorm(H, S, p["norm2.weight"], p["norm2.bias"]), S, p, "attn2", allowed);
+  return { A1: first.alpha, A2: alpha };
 }

@@ -7,7 +7,7 @@
 import plotly.graph_objects as go
 
 from seqlab.corpus import winograd
-from seqlab.explorers import Explorer, Param, register
+from seqlab.explorers import Explorer, Param, WebFace, register
 from seqlab.figures import it_attention as figure
 from seqlab.states import it_attention as state
 
@@ -45,5 +45,6 @@ EXPLORER = register(
             {"template": "举不起", "noun_a": "山羊", "noun_b": "西瓜"},
         ],
         static=static,
+        web=WebFace(params=("template", "noun_a", "noun_b"), data=state.web_data),
     )
 )
