@@ -409,9 +409,10 @@ LIVE_PAGES = {  # 每个有网页实时面的探索器所在的页
     "score_matrix": "chapters/ch01/05_self_attention.html",
     "next_token": "chapters/ch01/01_language_as_sequence.html",
     "layer_heads": "chapters/ch01/06_transformer.html",
+    "it_attention": "chapters/ch01/05_self_attention.html",
 }
 LIVE_PAGE = LIVE_PAGES["score_matrix"]
-LIVE_FIGURE = "[...document.querySelectorAll('.seqlab-figure')].findIndex(f => f.querySelector('.seqlab-live-switch'))"
+LIVE_FIGURE = "name => window.seqlabFigures.findIndex(f => f.spec?.layout.meta?.live === name)"
 LIVE_KEYS = ("x", "y", "z", "customdata", "text")  # 轨迹里随状态变化的数组
 LIVE_DATA = f"""g => g.data.map(t => Object.fromEntries({list(LIVE_KEYS)}.map(
     k => [k, t[k] == null || typeof t[k] === "string" ? t[k] ?? null : Array.from(t[k])])))"""
@@ -455,18 +456,30 @@ def _live_message(p) -> str:
     return p.evaluate("document.querySelector('.seqlab-live-message').textContent")
 
 
-def _switch_on(visit: Visit, device: str):
-    """找到页上带“实时计算”开关的图，检查开关默认关着、打开之前不加载实时面，再用键盘（聚焦后按空格）打开。
+def _live_figure(p, name: str):
+    """页上探索器 ``name`` 的图（一页上可以有几张带“实时计算”开关的图）：它在 ``window.seqlabFigures`` 里的序号、
+    plotly 图的元素与它的开关。"""
+    index = p.evaluate(LIVE_FIGURE, name)
+    assert index >= 0, f"这一页的图上没有 {name} 的“实时计算”开关"
+    gd = p.locator(f'[id="{p.evaluate("i => window.seqlabFigures[i].spec.id", index)}"]')
+    switch = p.locator(".seqlab-figure", has=gd).get_by_role("switch", name="实时计算")
+    assert switch.count() == 1, f"{name} 的图上应当有一个“实时计算”开关"
+    return index, gd, switch
+
+
+def _switch_checked(p, switch, value: str) -> None:
+    p.wait_for_function("([id, v]) => document.getElementById(id).getAttribute('aria-checked') === v", arg=[switch.get_attribute("id"), value])
+
+
+def _switch_on(visit: Visit, device: str, name: str):
+    """找到页上探索器 ``name`` 的图，检查开关默认关着、打开之前不加载实时面，再用键盘（聚焦后按空格）打开。
     返回图的元素、开关、图的序号与静态面的数据。"""
     p = visit.page
     requests: list[str] = []
     p.on("request", lambda r: requests.append(r.url))
     wait_for_figures(p)
-    index = p.evaluate(LIVE_FIGURE)
-    assert index >= 0, "这一页的图上没有“实时计算”开关"
-    gd = p.locator(".plotly-graph-div").nth(index)
-    switch = p.get_by_role("switch", name="实时计算")
-    assert switch.count() == 1 and switch.get_attribute("aria-checked") == "false", "开关应当默认关着"
+    index, gd, switch = _live_figure(p, name)
+    assert switch.get_attribute("aria-checked") == "false", "开关应当默认关着"
     assert not [u for u in requests if "/live/" in u], "开关打开之前不该加载实时面的代码与数据"
     static = gd.evaluate(LIVE_DATA)
     switch.scroll_into_view_if_needed()
@@ -474,7 +487,7 @@ def _switch_on(visit: Visit, device: str):
     switch.focus()
     assert p.evaluate("getComputedStyle(document.activeElement).outlineStyle") != "none"
     p.keyboard.press("Space")
-    p.wait_for_function("document.querySelector('.seqlab-live-switch').getAttribute('aria-checked') === 'true'")
+    _switch_checked(p, switch, "true")
     return gd, switch, index, static
 
 
@@ -493,7 +506,7 @@ def _switch_off(visit: Visit, gd, switch, static) -> None:
     """关上开关：回到静态面，实时面的控件消失；整个过程没有离开本机的请求，也没有控制台错误。"""
     p = visit.page
     switch.click()
-    p.wait_for_function("document.querySelector('.seqlab-live-switch').getAttribute('aria-checked') === 'false'")
+    _switch_checked(p, switch, "false")
     assert gd.evaluate(LIVE_DATA) == static, "关上开关后应当回到静态面"
     assert not p.locator(".seqlab-live-controls").count()
     assert not visit.outside, f"请求离开了本机：{visit.outside}"
@@ -506,7 +519,7 @@ def test_live_switch_recomputes_the_figure_in_the_page_as_python_does(browser, s
     visit = Visit(browser, f"{server}/{LIVE_PAGE}", device=DEVICES[device], color_scheme=scheme)
     p = visit.page
     try:
-        gd, switch, index, static = _switch_on(visit, device)
+        gd, switch, index, static = _switch_on(visit, device, "score_matrix")
         defaults = {"S": 16, "causal": False, "batch": "1", "heads": "8", "layers": "6", "dtype": "float32"}
         _expect_python(p, gd, "score_matrix", defaults, "打开时")
         assert gd.evaluate("g => g._fullLayout.paper_bgcolor") == "rgba(0,0,0,0)", "实时面的图要用全书的透明背景（深色模式下不是一块白板）"
@@ -557,12 +570,20 @@ LIVE_TYPING = {  # 带文本框的实时面：依次填进控件的合法取值�
     "next_token": (
         [{"order": 1, "text": "苹果公司发布了新的手机"}, {"order": 2, "text": "我想吃🍎😀"},
          {"order": 4, "text": "  他一口气把那本小说读 "}, {"order": 3, "text": "𠀀𪚥龘"}],
-        ("", "字" * 10_000),
+        [{"text": t} for t in ("", "字" * 10_000)],
     ),
     "layer_heads": (
         [{"layer": 2, "head": 2, "segment": "书读过完吃"}, {"layer": 1, "head": 2, "segment": " 花月星云风雪\u3000"},
          {"layer": 2, "head": 1, "segment": "河海林"}],
-        ("", "字" * 10_000, "我想吃🍎😀", "苹果", "天天雨"),
+        [{"segment": t} for t in ("", "字" * 10_000, "我想吃🍎😀", "苹果", "天天雨")],
+    ),
+    # 两个文本框：每个坏输入里另一个名词取最后一组合法取值，图一直是那一组的图
+    "it_attention": (
+        [{"template": "放不进", "noun_a": "雨伞", "noun_b": "鞋盒"}, {"template": "追不上", "noun_a": "乌龟", "noun_b": "熊猫"},
+         {"template": "装不下", "noun_a": " 饭盒\u3000", "noun_b": "风筝"}, {"template": "举不起", "noun_a": "山羊", "noun_b": "𠀀龘"},
+         {"template": "压坏了", "noun_a": "砚台", "noun_b": "茶壶"}],
+        [{"noun_a": "😀🍎", "noun_b": "茶壶"}, {"noun_a": "砚台", "noun_b": "cup"}, {"noun_a": "", "noun_b": "茶壶"},
+         {"noun_a": "砚台", "noun_b": "大玻璃茶壶"}, {"noun_a": "它们", "noun_b": "茶壶"}, {"noun_a": "砚台", "noun_b": "砚台"}],
     ),
 }
 
@@ -586,12 +607,11 @@ def test_live_face_follows_typed_text_and_choices_as_python_does(browser, server
     from seqlab import explorers
 
     explorer = explorers.get(name)
-    good_raws, bad_texts = LIVE_TYPING[name]
-    (text,) = [key for key in explorer.web.params if explorer.param(key).widget == "text"]
+    good_raws, bad_raws = LIVE_TYPING[name]
     visit = Visit(browser, f"{server}/{LIVE_PAGES[name]}", device=DEVICES[device])
     p = visit.page
     try:
-        gd, switch, _, static = _switch_on(visit, device)
+        gd, switch, _, static = _switch_on(visit, device, name)
         _expect_python(p, gd, name, {key: explorer.param(key).default for key in explorer.web.params}, "打开时")
         for raw in good_raws:
             _fill_live(p, explorer, raw)
@@ -599,9 +619,10 @@ def test_live_face_follows_typed_text_and_choices_as_python_does(browser, server
 
         # 坏的文字：与 Python 面相同的中文消息，图保持上一次的正常状态
         good = gd.evaluate(LIVE_DATA)
-        for typed in bad_texts:
-            _fill_live(p, explorer, {text: typed})
-            _expect_python(p, gd, name, {**good_raws[-1], text: typed}, f"{typed[:10]!r}（{len(typed)} 个字）")
+        for bad in bad_raws:
+            _fill_live(p, explorer, bad)
+            where = "、".join(f"{value[:10]!r}（{len(value)} 个字）" for value in bad.values())
+            _expect_python(p, gd, name, {**good_raws[-1], **bad}, where)
             assert gd.evaluate(LIVE_DATA) == good, "坏输入之后图应当保持上一次的状态"
         _switch_off(visit, gd, switch, static)
     finally:
@@ -614,10 +635,10 @@ def test_live_switch_explains_in_chinese_when_its_code_cannot_load(browser, serv
     try:
         p.route("**/_static/seqlab/live/score_matrix.json", lambda route: route.abort())
         wait_for_figures(p)
-        switch = p.get_by_role("switch", name="实时计算")
+        _, gd, switch = _live_figure(p, "score_matrix")
         switch.click()
-        p.wait_for_function("document.querySelector('.seqlab-live-switch').disabled")
-        note = p.evaluate("document.querySelector('.seqlab-live-note').textContent")
+        p.wait_for_function("id => document.getElementById(id).disabled", arg=switch.get_attribute("id"))
+        note = p.locator(".seqlab-figure", has=gd).locator(".seqlab-live-note").text_content()
         assert note.startswith("实时计算不可用"), note
         assert p.locator(".seqlab-figure .seqlab-control:not([hidden]) .seqlab-input").count(), "静态面的控件应当还在"
     finally:
@@ -642,9 +663,10 @@ def test_live_switch_on_a_page_opened_from_disk_says_why_it_is_unavailable(brows
         page = context.new_page()
         page.goto((HTML / LIVE_PAGE).as_uri(), wait_until="load")
         wait_for_figures(page)
-        page.get_by_role("switch", name="实时计算").click()
-        page.wait_for_function("document.querySelector('.seqlab-live-switch').disabled", timeout=15000)
-        note = page.evaluate("document.querySelector('.seqlab-live-note').textContent")
+        _, gd, switch = _live_figure(page, "score_matrix")
+        switch.click()
+        page.wait_for_function("id => document.getElementById(id).disabled", arg=switch.get_attribute("id"), timeout=15000)
+        note = page.locator(".seqlab-figure", has=gd).locator(".seqlab-live-note").text_content()
         assert note.startswith("实时计算不可用：直接从磁盘打开的网页"), note
     finally:
         context.close()
