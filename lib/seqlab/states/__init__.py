@@ -71,4 +71,9 @@ def packed(tensor: torch.Tensor) -> dict[str, str]:
     return {"dtype": "f4", "bdata": base64.b64encode(data).decode("ascii"), "shape": ",".join(map(str, tensor.shape))}
 
 
-__all__ = ["MAX_TEXT_CHARS", "clean_text", "packed", "to_json"]
+def packed_weights(model: torch.nn.Module) -> dict[str, dict[str, str]]:
+    """模型的每个参数（``state_dict`` 的名字 → :func:`packed`）：网页实时面由它们重建同一个模型。"""
+    return {name: packed(t) for name, t in model.state_dict().items()}
+
+
+__all__ = ["MAX_TEXT_CHARS", "clean_text", "packed", "packed_weights", "to_json"]

@@ -20,7 +20,7 @@ from seqlab import attention, train
 from seqlab.corpus import winograd
 from seqlab.errors import InputError
 from seqlab.runtime import single_thread
-from seqlab.states import clean_text, packed
+from seqlab.states import clean_text, packed_weights
 from seqlab.train import pronoun
 
 MAX_NOUN_CHARS = 4
@@ -79,7 +79,7 @@ def web_data() -> dict[str, Any]:
     ckpt = train.load(pronoun.WINOGRAD_CHECKPOINT)
     return {
         "config": ckpt.config,
-        "weights": {name: packed(t) for name, t in ckpt.model.state_dict().items()},
+        "weights": packed_weights(ckpt.model),
         "templates": {t.key: {"text": t.text, "words": t.words} for t in winograd.TEMPLATES},
         "pronoun": winograd.PRONOUN,
         "max_noun_chars": MAX_NOUN_CHARS,

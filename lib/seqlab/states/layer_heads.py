@@ -16,7 +16,7 @@ import torch
 
 from seqlab import train
 from seqlab.runtime import single_thread
-from seqlab.states import clean_text, packed
+from seqlab.states import clean_text, packed_weights
 from seqlab.train import induction
 from seqlab.transformer import TinyDecoder
 
@@ -74,7 +74,7 @@ def web_data() -> dict[str, Any]:
     checkpoint = train.load(CHECKPOINT)
     return {
         "config": checkpoint.config,
-        "weights": {name: packed(t) for name, t in checkpoint.model.state_dict().items()},
+        "weights": packed_weights(checkpoint.model),
         "vocab": induction.COPY_VOCAB,
         "tokens": induction.COPY_TOKENS,
         "period_range": induction.PERIOD_RANGE,
