@@ -8,6 +8,7 @@ STAMP  := $(VENV)/.installed
 # 本书自己的 JupyterLab 扩展（glue 的数值、参考文献、练习编号），装进 .venv 的 labextensions（tools/labext.py）
 LABEXT := $(VENV)/share/jupyter/labextensions/seqlab-lab/package.json
 NODE   := node_modules/.package-lock.json
+VENDOR := assets/live/vendor/.copied
 HTML   := _build/html
 PORT   ?= 8000
 JOBS   ?= 2
@@ -47,10 +48,16 @@ $(NODE): package.json package-lock.json
 	npm ci --no-audit --no-fund
 	touch $(NODE)
 
+# 网页实时面的第三方代码（jieba-wasm、@huggingface/tokenizers、ml-matrix）：package.json 的 "vendor" 列出的文件
+# 复制到 assets/live/vendor/，网站与 node 的对照测试用同一份（tools/vendor.py）。
+$(VENDOR): $(NODE) tools/vendor.py
+	$(PYTHON) tools/vendor.py
+	touch $(VENDOR)
+
 # 构建时笔记本的执行结果按笔记本内容缓存；库（lib/）一变，缓存就作废，免得网页上是旧代码算出的结果。
 LIBHASH = $(shell find lib -type f \( -name '*.py' -o -name '*.safetensors' -o -name '*.json' \) -not -path '*/__pycache__/*' | sort | xargs cat | sha1sum | cut -c1-16)
 
-book: $(STAMP) $(NODE)
+book: $(STAMP) $(NODE) $(VENDOR)
 	@mkdir -p _build
 	@if [ "$$(cat _build/.libhash 2>/dev/null)" != "$(LIBHASH)" ]; then rm -rf _build/.jupyter_cache _build/.doctrees; echo "$(LIBHASH)" > _build/.libhash; fi
 	$(BIN)/jupyter-book build . -W -n --keep-going
@@ -74,7 +81,7 @@ test-lib: $(STAMP)
 	$(BIN)/pytest -n $(JOBS) -m "not slow and not browser" tests
 
 # 网页实时面与 Python 面对照：Python 写出测试向量（随机、边界与坏的取值），node 自带的测试运行器逐项比较。
-test-js: $(STAMP)
+test-js: $(STAMP) $(VENDOR)
 	$(BIN)/python tools/live_vectors.py
 	node --test tests/js/*.test.mjs
 

@@ -153,7 +153,7 @@ def _copy_own_assets(app):
 
 
 def _write_live(target: Path) -> None:
-    """网页实时面：``assets/live/*.mjs`` 与每个有网页实时面的探索器的说明（``seqlab.explorers.web.spec``）。"""
+    """网页实时面：``assets/live/*.mjs``、第三方代码 ``assets/live/vendor/`` 与每个有网页实时面的探索器的说明（``seqlab.explorers.web.spec``）。"""
     from seqlab import explorers, figures
     from seqlab.explorers import web
 
@@ -161,6 +161,7 @@ def _write_live(target: Path) -> None:
     target.mkdir(parents=True, exist_ok=True)
     for module in (ASSETS / "live").glob("*.mjs"):
         shutil.copyfile(module, target / module.name)
+    shutil.copytree(ASSETS / "live" / "vendor", target / "vendor", dirs_exist_ok=True)  # tools/vendor.py 复制出的第三方代码
     for explorer in explorers.all_explorers():
         if explorer.web is not None:
             text = json.dumps(web.spec(explorer), ensure_ascii=False, allow_nan=False, separators=(",", ":"))

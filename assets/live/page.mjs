@@ -1,7 +1,7 @@
 /* 网页实时面的页面部分：读者打开“实时计算”开关时由 figures.js 加载（动态 import）。
  *
  * 读取这个探索器的说明（构建网站时 Python 写出的 <名字>.json：参数、常量、默认状态的图）和计算代码
- * （<名字>.mjs：state、figure、caption），由参数生成网页控件；每次输入都先检查（与 Python 面相同的中文消息），
+ * （<名字>.mjs：state、figure、caption，以及可选的 load——打开时先准备一次，例如载入 wasm），由参数生成网页控件；每次输入都先检查（与 Python 面相同的中文消息），
  * 再算出状态、改出新图，交给图自己的 show() 按宽度调整后一次画出。坏输入只显示消息，图保持上一次的正常状态。 */
 import { InputError } from "./errors.mjs";
 import { checkAll } from "./params.mjs";
@@ -18,6 +18,7 @@ async function loadJSON(url) {
  * 与 computeTimings（其中检查输入、算出状态与新图的毫秒数，其余是 plotly.js 重画）。 */
 export async function attach(figure, name) {
   const [face, spec] = await Promise.all([import(new URL(`${name}.mjs`, HERE).href), loadJSON(new URL(`${name}.json`, HERE))]);
+  await face.load?.(spec.data); // 需要先准备的（载入 wasm、建分词器）只在打开时做一次
   const live = new LiveFace(figure, face, spec);
   await live.start();
   return live;

@@ -47,6 +47,7 @@ for (const file of files) {
   const { spec, cases } = JSON.parse(readFileSync(new URL(file, VECTORS), "utf-8"));
   test(`${spec.name}：${cases.length} 个用例与 Python 一致`, async () => {
     const face = await import(`../../assets/live/${spec.name}.mjs`);
+    await face.load?.(spec.data);
     assert.ok(cases.some((c) => c.message) && cases.some((c) => c.state), "用例里要既有合法输入也有坏输入");
     for (const c of cases) {
       const where = JSON.stringify(c.raw);
