@@ -1,5 +1,7 @@
 """写出网页实时面的测试向量：每个有网页实时面的探索器一份 ``_build/live-vectors/<名字>.json``。
 
+另写一份 ``shared/segment.json``：网页上的分词（jieba-wasm 加本书补的词）与 Python 的 jieba 对照的文本与切分。
+
 每份里是写进网站的说明（``seqlab.explorers.web.spec``）和一组用例：网页控件给出的原样取值（随机的、边界的、坏的），
 以及 Python 的结果——状态（``states.to_json``）、整张图与说明，或者读者看到的中文消息。
 ``tests/js/live.test.mjs``（``node --test``）要求浏览器里的计算与它们一致。用法：``python tools/live_vectors.py [输出文件夹]``。
@@ -8,10 +10,11 @@
 from __future__ import annotations
 
 import json
+import random
 import sys
 from pathlib import Path
 
-from seqlab import explorers, figures
+from seqlab import corpus, explorers, figures, tokenize
 from seqlab.explorers import web
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,9 +27,23 @@ def main(out: Path = OUT) -> None:
     for explorer in explorers.all_explorers():
         if explorer.web is None:
             continue
-        target = out / f"{explorer.name}.json"
-        target.write_text(json.dumps(web.vectors(explorer), ensure_ascii=False, allow_nan=False), encoding="utf-8")
-        print(f"{target.relative_to(ROOT) if target.is_relative_to(ROOT) else target}")
+        _write(out / f"{explorer.name}.json", web.vectors(explorer))
+    _write(out / "shared" / "segment.json", segment_vectors())
+
+
+def segment_vectors(slices: int = 300, seed: int = 0) -> dict:
+    """分词的对照：本书语料的每一句、跨句的随机片段与文本框的难输入，各自附上 Python 的 jieba 切分。"""
+    sentences = list(corpus.book_corpus())
+    text, rng = "".join(sentences), random.Random(seed)
+    pieces = [text[i : i + rng.randint(1, 80)] for i in (rng.randrange(len(text)) for _ in range(slices))]
+    texts = sentences + pieces + list(web.TEXT_EDGES)
+    return {"words": tokenize.segmenter_words(), "cases": [[t, tokenize.segment(t)] for t in texts]}
+
+
+def _write(target: Path, value: object) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(value, ensure_ascii=False, allow_nan=False), encoding="utf-8")
+    print(f"{target.relative_to(ROOT) if target.is_relative_to(ROOT) else target}")
 
 
 if __name__ == "__main__":

@@ -135,6 +135,14 @@ def segmenter():
     return tk
 
 
+def segmenter_words() -> list[tuple[str, int]]:
+    """本书分词器在 jieba 默认词典之外补上或调过词频的词，以及它们现在的词频：网页上的 jieba-wasm
+    （``assets/live/segment.mjs``）照样补上，两边才切得一样。"""
+    tk = segmenter()
+    words = [*USER_WORDS, *("".join(parts) for parts in SPLIT_WORDS)]
+    return [(word, tk.FREQ[word]) for word in words]
+
+
 def segment(text: str) -> list[str]:
     """用 jieba（精确模式，关闭 HMM 新词发现，结果更稳定）把文本切成词。"""
     return segmenter().lcut(text, HMM=False)
