@@ -1,6 +1,7 @@
 """写出网页实时面的测试向量：每个有网页实时面的探索器一份 ``_build/live-vectors/<名字>.json``。
 
-另写一份 ``shared/segment.json``：网页上的分词（jieba-wasm 加本书补的词）与 Python 的 jieba 对照的文本与切分。
+另写两份共用部分的对照：``shared/segment.json``（网页上的分词——jieba-wasm 加本书补的词——与 Python 的 jieba）
+与 ``shared/random.json``（``assets/live/random.mjs`` 与 Python 的 ``random.Random``）。
 
 每份里是写进网站的说明（``seqlab.explorers.web.spec``）和一组用例：网页控件给出的原样取值（随机的、边界的、坏的），
 以及 Python 的结果——状态（``states.to_json``）、整张图与说明，或者读者看到的中文消息。
@@ -29,6 +30,7 @@ def main(out: Path = OUT) -> None:
             continue
         _write(out / f"{explorer.name}.json", web.vectors(explorer))
     _write(out / "shared" / "segment.json", segment_vectors())
+    _write(out / "shared" / "random.json", random_vectors())
 
 
 def segment_vectors(slices: int = 300, seed: int = 0) -> dict:
@@ -38,6 +40,33 @@ def segment_vectors(slices: int = 300, seed: int = 0) -> dict:
     pieces = [text[i : i + rng.randint(1, 80)] for i in (rng.randrange(len(text)) for _ in range(slices))]
     texts = sentences + pieces + list(web.TEXT_EDGES)
     return {"words": tokenize.segmenter_words(), "cases": [[t, tokenize.segment(t)] for t in texts]}
+
+
+# 种子：小的、0、一个汉字与基本平面以外的字的码位、超过 32 位与 64 位的整数
+RANDOM_SEEDS = (0, 1, 6, 99, ord("狗"), ord("𠀀"), 2**32 + 5, 2**70 + 3)
+
+
+def random_vectors() -> list[dict]:
+    """每个种子下 Python 的 ``random.Random`` 给出的：前几个 ``random()``、``getrandbits``、``_randbelow``、
+    ``shuffle`` 与 ``gauss``（各从一个新播种的生成器开始）。"""
+    cases = []
+    for seed in RANDOM_SEEDS:
+        rng = [random.Random(seed) for _ in range(5)]
+        cases.append({
+            "seed": str(seed),  # 超过 2⁵³ 的整数在 JSON 里会失真，写成文字
+            "random": [rng[0].random() for _ in range(700)],  # 超过 624 个：状态至少重算一次
+            "getrandbits": [rng[1].getrandbits(k) for k in (1, 5, 16, 31, 32) * 3],
+            "randbelow": [rng[2]._randbelow(n) for n in (1, 2, 3, 7, 16, 100, 1000, 2**31 + 1) * 3],
+            "shuffle": [_shuffled(rng[3], n) for n in (2, 3, 5, 8, 16, 40)],
+            "gauss": [rng[4].gauss(0.0, 1.0) for _ in range(25)],
+        })
+    return cases
+
+
+def _shuffled(rng: random.Random, n: int) -> list[int]:
+    x = list(range(n))
+    rng.shuffle(x)
+    return x
 
 
 def _write(target: Path, value: object) -> None:
