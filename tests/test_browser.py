@@ -1,6 +1,6 @@
 """在真实的无头 Chromium 里打开网站的每一页。
 
-检查：没有控制台错误；没有任何请求离开 127.0.0.1；公式已由 MathJax 排版；每张 plotly 图都画出来了；
+检查：没有控制台错误；没有任何请求离开 127.0.0.1；公式已在构建时排好版；每张 plotly 图都画出来了；
 拖动静态探索器的滑块（或选择下拉菜单）会改变图；中文搜索能找到第 1.1 节。每页的截图保存在
 ``_build/screenshots/``，供人查看。
 
@@ -97,10 +97,10 @@ def test_page_loads_offline_without_errors_and_renders_math_and_figures(browser,
     p = visit.page
     try:
         has_math = p.evaluate("document.querySelectorAll('.math').length") > 0
-        if has_math:
-            p.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=15000)
-            p.evaluate("MathJax.startup.promise")
-            p.wait_for_function("document.querySelectorAll('mjx-container').length > 0", timeout=15000)
+        if has_math:  # 公式在构建时排好版：到达时就是 <mjx-container>，字体加载好以后每个字都有宽度
+            assert p.evaluate("document.querySelectorAll('.math').length === document.querySelectorAll('.math mjx-container').length")
+            p.evaluate("document.fonts.ready")
+            assert p.evaluate("[...document.fonts].filter(f => f.family.startsWith('MJX')).every(f => f.status !== 'error')")
             raw = p.evaluate("document.querySelector('main').innerText")
             assert "$$" not in raw and "\\frac" not in raw, "页面上还有没排版的公式"
         wait_for_figures(p)  # 每张图滚到眼前时都画出来了

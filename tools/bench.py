@@ -317,7 +317,7 @@ def bench_site():
     static = HTML / "_static"
     shared = {
         "plotly-cartesian.min.js（按需加载）": (static / "seqlab" / "plotly-cartesian.min.js").stat().st_size,
-        "mathjax/（整个目录）": sum(f.stat().st_size for f in (static / "mathjax").rglob("*") if f.is_file()),
+        "seqlab/mathjax-fonts/（公式字体，页面只下载用到的）": sum(f.stat().st_size for f in (static / "seqlab" / "mathjax-fonts").iterdir()),
         "_static/（全部）": sum(f.stat().st_size for f in static.rglob("*") if f.is_file()),
         "searchindex.js": (HTML / "searchindex.js").stat().st_size,
     }
