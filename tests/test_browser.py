@@ -410,6 +410,7 @@ LIVE_PAGES = {  # 每个有网页实时面的探索器所在的页
     "next_token": "chapters/ch01/01_language_as_sequence.html",
     "layer_heads": "chapters/ch01/06_transformer.html",
     "it_attention": "chapters/ch01/05_self_attention.html",
+    "permutation": "chapters/ch01/06_transformer.html",
 }
 LIVE_PAGE = LIVE_PAGES["score_matrix"]
 LIVE_FIGURE = "name => window.seqlabFigures.findIndex(f => f.spec?.layout.meta?.live === name)"
@@ -585,6 +586,12 @@ LIVE_TYPING = {  # 带文本框的实时面：依次填进控件的合法取值�
         [{"noun_a": "😀🍎", "noun_b": "茶壶"}, {"noun_a": "砚台", "noun_b": "cup"}, {"noun_a": "", "noun_b": "茶壶"},
          {"noun_a": "砚台", "noun_b": "大玻璃茶壶"}, {"noun_a": "它们", "noun_b": "茶壶"}, {"noun_a": "砚台", "noun_b": "砚台"}],
     ),
+    # 每个部件各一次；坏的文字：空的、只有 1 个字、17 个字（上限 16）、一万个字
+    "permutation": (
+        [{"part": "attn_pos", "text": "狗咬了人"}, {"part": "block", "text": "我想吃🍎😀"},
+         {"part": "ffn", "text": " 𠀀𪚥龘 狗咬狗\u3000"}, {"part": "attn", "text": "奖杯放不进箱子因为它太大"}],
+        [{"text": t} for t in ("", " 狗 ", "奖杯放不进箱子因为它太大了真的太大", "字" * 10_000)],
+    ),
 }
 
 
@@ -624,6 +631,41 @@ def test_live_face_follows_typed_text_and_choices_as_python_does(browser, server
             where = "、".join(f"{value[:10]!r}（{len(value)} 个字）" for value in bad.values())
             _expect_python(p, gd, name, {**good_raws[-1], **bad}, where)
             assert gd.evaluate(LIVE_DATA) == good, "坏输入之后图应当保持上一次的状态"
+        _switch_off(visit, gd, switch, static)
+    finally:
+        visit.close()
+
+
+@pytest.mark.parametrize("device", ["desktop", "phone"])
+def test_live_permutation_follows_the_dragged_shuffle_slider_as_python_does(browser, server, device):
+    visit = Visit(browser, f"{server}/{LIVE_PAGES['permutation']}", device=DEVICES[device])
+    p = visit.page
+    try:
+        gd, switch, index, static = _switch_on(visit, device, "permutation")
+        raw = {"text": "狗咬了人", "part": "attn_pos", "shuffle": 1}
+        p.locator(".seqlab-live-control select").select_option(label="自注意力（加正弦位置）")
+        _expect_python(p, gd, "permutation", raw, "加正弦位置")
+
+        # 用真实的鼠标事件把“打乱方式”从 1 拖到右边，图要变成 Python 对那种打乱方式画出的图
+        slider = p.locator(".seqlab-live-control input[type=range]")
+        slider.scroll_into_view_if_needed()
+        box = slider.bounding_box()
+        y = box["y"] + box["height"] / 2
+        p.mouse.move(box["x"] + 2, y)
+        p.mouse.down()
+        for k in range(1, 6):
+            p.mouse.move(box["x"] + 2 + (0.6 * box["width"] - 2) * k / 5, y)
+        p.mouse.up()
+        shuffle = int(slider.input_value())
+        assert shuffle > 1, f"拖动后滑块应当变大，现在是 {shuffle}"
+        _expect_python(p, gd, "permutation", {**raw, "shuffle": shuffle}, f"拖到打乱方式 {shuffle}")
+        p.keyboard.press("ArrowLeft")  # 键盘也能调：聚焦的滑块左移一格
+        _expect_python(p, gd, "permutation", {**raw, "shuffle": shuffle - 1}, f"左移到打乱方式 {shuffle - 1}")
+
+        p.wait_for_timeout(300)
+        (boxes,) = [b for b in p.evaluate(FIGURE_TEXT_BOXES) if b["index"] == index]
+        assert not boxes["overlaps"] and not boxes["cut"], f"{device}：实时面的图中文字重叠或被裁掉：{boxes}"
+        p.screenshot(path=str(SHOTS / f"live-permutation-{device}.png"), full_page=False)
         _switch_off(visit, gd, switch, static)
     finally:
         visit.close()
