@@ -9,9 +9,10 @@ import { bpeTokenizer, isWholeChars, pieceBytes, showBytes, utf8Length, vocab } 
 /** 网页上提供的参数：必须与 Python 说明里的 WebFace.params 相同（tests/test_live_web.py 检查）。 */
 export const PARAMS = ["text", "vocab_size"];
 
-/** 打开开关时准备一次：载入 jieba-wasm 并补上本书分词器的词。 */
+/** 打开开关时准备一次：载入 jieba-wasm 并补上本书分词器的词，再建好词表与各个 BPE（几百毫秒，读者第一次改输入时就不必等）。 */
 export async function load(data) {
   await loadSegmenter(data.segmenter_words);
+  book(data);
 }
 
 const books = new WeakMap(); // data → 字表、词表与各个 BPE：每次输入都用同一份
