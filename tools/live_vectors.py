@@ -16,7 +16,7 @@ import random
 import sys
 from pathlib import Path
 
-from seqlab import corpus, explorers, figures, tokenize
+from seqlab import corpus, explorers, figures, states, tokenize
 from seqlab.errors import InputError
 from seqlab.explorers import web
 from seqlab.states.tokenizer import tokenizer_state
@@ -85,7 +85,13 @@ def bpe_vectors(slices: int = 300, seed: int = 1) -> dict:
     for size in (512, 0, "300"):
         bad_sizes.append({"vocab_size": size, "param": _message(param.check, size),
                           "state": _message(tokenizer_state, "苹果", size)})
-    return {"cases": cases, "bad_sizes": bad_sizes}
+    # 整个实时面在这些难输入上的状态与说明（词表大小轮流取）：字、词两行与 BPE 一行拼在一起也与 Python 相同
+    explorer, faces = explorers.get("tokenizer"), []
+    for k, t in enumerate(BPE_EDGES):
+        current = explorer.compute(text=t, vocab_size=tokenize.BPE_SIZES[k % len(tokenize.BPE_SIZES)])
+        faces.append({"raw": {"text": t, "vocab_size": current.vocab_size}, "state": states.to_json(current),
+                      "caption": explorer.caption(current)})
+    return {"cases": cases, "bad_sizes": bad_sizes, "faces": faces}
 
 
 def _message(function, *args) -> str:

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
 import { InputError } from "../../assets/live/errors.mjs";
-import { check } from "../../assets/live/params.mjs";
+import { check, checkAll } from "../../assets/live/params.mjs";
 import { bpeTokenizer, isWholeChars, pieceBytes, showBytes } from "../../assets/live/tokenize.mjs";
 
 const read = (file) => JSON.parse(readFileSync(new URL(`../../_build/live-vectors/${file}`, import.meta.url), "utf-8"));
@@ -38,5 +38,16 @@ test("词表大小不在 BPE_SIZES 里：控件的检查与状态函数自己的
     const rejects = (message) => (err) => err instanceof InputError && err.message === message;
     assert.throws(() => check(param, size), rejects(bad.param));
     assert.throws(() => face.state({ text: "苹果", vocab_size: size }, spec.data), rejects(bad.state));
+  }
+});
+
+test("BPE 的难输入（各种空白、emoji 序列、组合字符、各种文字）：整个实时面的状态与说明与 Python 相同", async () => {
+  const { spec } = read("tokenizer.json");
+  const face = await import("../../assets/live/tokenizer.mjs");
+  await face.load(spec.data);
+  for (const c of read("shared/bpe.json").faces) {
+    const st = face.state(checkAll(spec, c.raw), spec.data);
+    assert.deepStrictEqual(st, c.state, JSON.stringify(c.raw));
+    assert.equal(face.caption(st), c.caption, JSON.stringify(c.raw));
   }
 });
