@@ -411,6 +411,7 @@ LIVE_PAGES = {  # 每个有网页实时面的探索器所在的页
     "layer_heads": "chapters/ch01/06_transformer.html",
     "it_attention": "chapters/ch01/05_self_attention.html",
     "permutation": "chapters/ch01/06_transformer.html",
+    "tokenizer": "chapters/ch01/02_tokens_and_embeddings.html",
 }
 LIVE_PAGE = LIVE_PAGES["score_matrix"]
 LIVE_FIGURE = "name => window.seqlabFigures.findIndex(f => f.spec?.layout.meta?.live === name)"
@@ -591,6 +592,13 @@ LIVE_TYPING = {  # 带文本框的实时面：依次填进控件的合法取值�
         [{"part": "attn_pos", "text": "狗咬了人"}, {"part": "block", "text": "我想吃🍎😀"},
          {"part": "ffn", "text": " 𠀀𪚥龘 狗咬狗\u3000"}, {"part": "attn", "text": "奖杯放不进箱子因为它太大"}],
         [{"text": t} for t in ("", " 狗 ", "奖杯放不进箱子因为它太大了真的太大", "字" * 10_000)],
+    ),
+    # 每个 BPE 词表大小各一次：中文、emoji、拉丁字母、生僻字与语料外的字、首尾的空白
+    "tokenizer": (
+        [{"vocab_size": 256, "text": "这本书我已经读过了"}, {"vocab_size": 400, "text": "我想吃🍎😀"},
+         {"vocab_size": 600, "text": "Hello, world! café ñ 123"}, {"vocab_size": 1000, "text": "𠀀𪚥龘 鲲鹏展翅"},
+         {"vocab_size": 2000, "text": "  小王在苹果公司工作　"}, {"vocab_size": 300, "text": "他一口气把那本小说读完了"}],
+        [{"text": t} for t in ("", "字" * 10_000)],
     ),
 }
 
