@@ -410,6 +410,8 @@ LIVE_PAGES = {  # 每个有网页实时面的探索器所在的页
     "next_token": "chapters/ch01/01_language_as_sequence.html",
     "layer_heads": "chapters/ch01/06_transformer.html",
     "it_attention": "chapters/ch01/05_self_attention.html",
+    "x_matrix": "chapters/ch01/02_tokens_and_embeddings.html",
+    "apple_context": "chapters/ch01/02_tokens_and_embeddings.html",
 }
 LIVE_PAGE = LIVE_PAGES["score_matrix"]
 LIVE_FIGURE = "name => window.seqlabFigures.findIndex(f => f.spec?.layout.meta?.live === name)"
@@ -585,6 +587,23 @@ LIVE_TYPING = {  # 带文本框的实时面：依次填进控件的合法取值�
         [{"noun_a": "😀🍎", "noun_b": "茶壶"}, {"noun_a": "砚台", "noun_b": "cup"}, {"noun_a": "", "noun_b": "茶壶"},
          {"noun_a": "砚台", "noun_b": "大玻璃茶壶"}, {"noun_a": "它们", "noun_b": "茶壶"}, {"noun_a": "砚台", "noun_b": "砚台"}],
     ),
+    # 两个矩阵按钮（网页上是下拉菜单）与句子：词表外的 emoji、生僻字与拉丁字母按 <unk> 处理；相邻两组的说明各不相同
+    "x_matrix": (
+        [{"layer": "H", "text": "苹果公司发布了新的手机"}, {"layer": "X", "text": "我想吃🍎😀"},
+         {"layer": "H", "text": "  他在苹果公司工作，负责设计手表𠀀 "}, {"layer": "X", "text": "Ωmega ñ café"}],
+        [{"text": t} for t in ("", "字" * 10_000, "\u3000\t")],
+    ),
+    # 两句话（可以自己输入的下拉框）与一个词：每个坏输入写全三个框，其余两个取最后一组合法取值
+    "apple_context": (
+        [{"sentence_a": "他在苹果公司工作，负责设计手表", "sentence_b": "妈妈在市场买了一袋苹果和橘子", "word": "苹果"},
+         {"sentence_a": "我想吃🍎😀，还有苹果", "sentence_b": "小李把苹果切成小块，分给大家吃", "word": "苹果"},
+         {"sentence_a": "老师在北京工作", "sentence_b": " 北京的天气很冷\u3000", "word": "北京"},
+         {"sentence_a": "老师讲得很有趣", "sentence_b": "老师说这本书以前读过", "word": "老师"}],
+        [{"sentence_a": a, "sentence_b": b, "word": w} for a, b, w in (
+            ("老师讲得很有趣", "老师说这本书以前读过", "菠萝"), ("老师讲得很有趣", "老师说这本书以前读过", "北京"),
+            ("😀🍎", "老师说这本书以前读过", "老师"), ("老师讲得很有趣", "", "老师"),
+            ("字" * 10_000, "老师说这本书以前读过", "老师"), ("老师讲得很有趣", "老师说这本书以前读过", "café"))],
+    ),
 }
 
 
@@ -594,7 +613,7 @@ def _fill_live(p, explorer, raw: dict) -> None:
     for name, value in raw.items():
         param = explorer.param(name)
         control = controls.get_by_label(param.label, exact=True)
-        if param.options:
+        if param.options and param.widget != "combobox":  # 可以自己输入的下拉框在网页上是带候选项的文本框
             control.select_option(label=next(label for label, option in param.options if option == value))
         else:
             control.fill(value)
