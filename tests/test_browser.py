@@ -648,6 +648,30 @@ def test_live_face_follows_typed_text_and_choices_as_python_does(browser, server
         visit.close()
 
 
+def test_live_combobox_is_a_text_box_that_suggests_the_python_options(browser, server):
+    """可以自己输入的下拉框（句子 A、B）在网页上是带候选项（<datalist>）的文本框：候选项就是 Python 面的选项，
+    选中一个立即更新。浏览器在读者选中候选项时发出 inputType 为 insertReplacementText 的 input 事件；
+    无头浏览器弹不出候选列表，这里照样发出这个事件。"""
+    from seqlab import explorers
+
+    explorer = explorers.get("apple_context")
+    visit = Visit(browser, f"{server}/{LIVE_PAGES['apple_context']}", device=DEVICES["desktop"])
+    p = visit.page
+    try:
+        gd, switch, _, static = _switch_on(visit, "desktop", "apple_context")
+        defaults = {key: explorer.param(key).default for key in explorer.web.params}
+        _expect_python(p, gd, "apple_context", defaults, "打开时")
+        box = p.locator(".seqlab-live-controls").get_by_label("句子 B", exact=True)
+        options = box.evaluate("i => i.type === 'text' ? [...i.list.options].map(o => o.value) : null")
+        assert options == [value for _, value in explorer.param("sentence_b").options]
+        box.evaluate("""(i, v) => { i.value = v;
+            i.dispatchEvent(new InputEvent('input', {bubbles: true, inputType: 'insertReplacementText'})); }""", options[3])
+        _expect_python(p, gd, "apple_context", {**defaults, "sentence_b": options[3]}, "选中第 4 个候选项")
+        _switch_off(visit, gd, switch, static)
+    finally:
+        visit.close()
+
+
 def test_live_switch_explains_in_chinese_when_its_code_cannot_load(browser, server):
     visit = Visit(browser, f"{server}/{LIVE_PAGE}")
     p = visit.page

@@ -91,6 +91,7 @@ class LiveFace {
       input.type = "text";
       if (param.widget === "number") input.inputMode = param.integer ? "numeric" : "decimal";
       input.value = String(param.default);
+      if (param.width && param.widget !== "number") Object.assign(input.style, { width: param.width, maxWidth: "100%" }); // 句子要宽一些
       read = () => input.value;
       input.addEventListener("change", () => this.update());
       row.append(label, input);

@@ -65,6 +65,7 @@ def _param(p: Param) -> dict[str, Any]:
         "low": p.low,
         "high": p.high,
         "step": p.step,
+        "width": p.width,
     }
 
 
