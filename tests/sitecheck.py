@@ -174,20 +174,26 @@ LIVE_SWEEP = """async ([index, fractions]) => {
   f.root.querySelector('.seqlab-live-switch').click();
   while (!f.live) await new Promise((r) => setTimeout(r, 20));
   const loaded = performance.getEntriesByType('resource').slice(before).reduce((n, e) => n + (e.decodedBodySize || 0), 0);
-  const control = f.root.querySelector('.seqlab-live-control input[type=range], .seqlab-live-control select');
+  const control = f.root.querySelector('.seqlab-live-control input[type=range], .seqlab-live-control select, .seqlab-live-control input[list]');
+  const first = f.live.timings.length;
   for (const fraction of fractions) {
     const n = f.live.timings.length;
+    f.live.message.classList.remove('seqlab-live-error');  // 有的取值是坏输入（只显示消息、不计时）：等到消息标成错误为止
     if (control.type === 'range') {
       const [low, high, step] = [Number(control.min), Number(control.max), Number(control.step) || 1];
       control.value = String(low + Math.round((fraction * (high - low)) / step) * step);
       control.dispatchEvent(new Event('input', {bubbles: true}));
+    } else if (control.list) {  // 带候选项的文本框（可以自己输入的下拉框）：换成各个候选项
+      control.value = control.list.options[Math.round(fraction * (control.list.options.length - 1))].value;
+      control.dispatchEvent(new Event('change', {bubbles: true}));
     } else {
       control.selectedIndex = Math.round(fraction * (control.options.length - 1));
       control.dispatchEvent(new Event('change', {bubbles: true}));
     }
-    while (f.live.timings.length === n) await new Promise((r) => setTimeout(r, 5));
+    while (f.live.timings.length === n && !f.live.message.classList.contains('seqlab-live-error')) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
   }
-  const n = fractions.length;
-  return {loaded, timings: f.live.timings.slice(-n), compute: f.live.computeTimings.slice(-n)};
+  return {loaded, timings: f.live.timings.slice(first), compute: f.live.computeTimings.slice(first)};
 }"""
 LIVE_FIGURES = "[...document.querySelectorAll('.seqlab-figure')].flatMap((f, i) => f.querySelector('.seqlab-live-switch') ? [i] : [])"

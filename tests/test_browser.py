@@ -412,6 +412,8 @@ LIVE_PAGES = {  # 每个有网页实时面的探索器所在的页
     "it_attention": "chapters/ch01/05_self_attention.html",
     "permutation": "chapters/ch01/06_transformer.html",
     "tokenizer": "chapters/ch01/02_tokens_and_embeddings.html",
+    "x_matrix": "chapters/ch01/02_tokens_and_embeddings.html",
+    "apple_context": "chapters/ch01/02_tokens_and_embeddings.html",
 }
 LIVE_PAGE = LIVE_PAGES["score_matrix"]
 LIVE_FIGURE = "name => window.seqlabFigures.findIndex(f => f.spec?.layout.meta?.live === name)"
@@ -600,6 +602,23 @@ LIVE_TYPING = {  # 带文本框的实时面：依次填进控件的合法取值�
          {"vocab_size": 2000, "text": "  小王在苹果公司工作　"}, {"vocab_size": 300, "text": "他一口气把那本小说读完了"}],
         [{"text": t} for t in ("", "字" * 10_000)],
     ),
+    # 两个矩阵按钮（网页上是下拉菜单）与句子：词表外的 emoji、生僻字与拉丁字母按 <unk> 处理；相邻两组的说明各不相同
+    "x_matrix": (
+        [{"layer": "H", "text": "苹果公司发布了新的手机"}, {"layer": "X", "text": "我想吃🍎😀"},
+         {"layer": "H", "text": "  他在苹果公司工作，负责设计手表𠀀 "}, {"layer": "X", "text": "Ωmega ñ café"}],
+        [{"text": t} for t in ("", "字" * 10_000, "\u3000\t")],
+    ),
+    # 两句话（可以自己输入的下拉框）与一个词：每个坏输入写全三个框，其余两个取最后一组合法取值
+    "apple_context": (
+        [{"sentence_a": "他在苹果公司工作，负责设计手表", "sentence_b": "妈妈在市场买了一袋苹果和橘子", "word": "苹果"},
+         {"sentence_a": "我想吃🍎😀，还有苹果", "sentence_b": "小李把苹果切成小块，分给大家吃", "word": "苹果"},
+         {"sentence_a": "老师在北京工作", "sentence_b": " 北京的天气很冷\u3000", "word": "北京"},
+         {"sentence_a": "老师讲得很有趣", "sentence_b": "老师说这本书以前读过", "word": "老师"}],
+        [{"sentence_a": a, "sentence_b": b, "word": w} for a, b, w in (
+            ("老师讲得很有趣", "老师说这本书以前读过", "菠萝"), ("老师讲得很有趣", "老师说这本书以前读过", "北京"),
+            ("😀🍎", "老师说这本书以前读过", "老师"), ("老师讲得很有趣", "", "老师"),
+            ("字" * 10_000, "老师说这本书以前读过", "老师"), ("老师讲得很有趣", "老师说这本书以前读过", "café"))],
+    ),
 }
 
 
@@ -609,7 +628,7 @@ def _fill_live(p, explorer, raw: dict) -> None:
     for name, value in raw.items():
         param = explorer.param(name)
         control = controls.get_by_label(param.label, exact=True)
-        if param.options:
+        if param.options and param.widget != "combobox":  # 可以自己输入的下拉框在网页上是带候选项的文本框
             control.select_option(label=next(label for label, option in param.options if option == value))
         else:
             control.fill(value)
@@ -674,6 +693,30 @@ def test_live_permutation_follows_the_dragged_shuffle_slider_as_python_does(brow
         (boxes,) = [b for b in p.evaluate(FIGURE_TEXT_BOXES) if b["index"] == index]
         assert not boxes["overlaps"] and not boxes["cut"], f"{device}：实时面的图中文字重叠或被裁掉：{boxes}"
         p.screenshot(path=str(SHOTS / f"live-permutation-{device}.png"), full_page=False)
+        _switch_off(visit, gd, switch, static)
+    finally:
+        visit.close()
+
+
+def test_live_combobox_is_a_text_box_that_suggests_the_python_options(browser, server):
+    """可以自己输入的下拉框（句子 A、B）在网页上是带候选项（<datalist>）的文本框：候选项就是 Python 面的选项，
+    选中一个立即更新。浏览器在读者选中候选项时发出 inputType 为 insertReplacementText 的 input 事件；
+    无头浏览器弹不出候选列表，这里照样发出这个事件。"""
+    from seqlab import explorers
+
+    explorer = explorers.get("apple_context")
+    visit = Visit(browser, f"{server}/{LIVE_PAGES['apple_context']}", device=DEVICES["desktop"])
+    p = visit.page
+    try:
+        gd, switch, _, static = _switch_on(visit, "desktop", "apple_context")
+        defaults = {key: explorer.param(key).default for key in explorer.web.params}
+        _expect_python(p, gd, "apple_context", defaults, "打开时")
+        box = p.locator(".seqlab-live-controls").get_by_label("句子 B", exact=True)
+        options = box.evaluate("i => i.type === 'text' ? [...i.list.options].map(o => o.value) : null")
+        assert options == [value for _, value in explorer.param("sentence_b").options]
+        box.evaluate("""(i, v) => { i.value = v;
+            i.dispatchEvent(new InputEvent('input', {bubbles: true, inputType: 'insertReplacementText'})); }""", options[3])
+        _expect_python(p, gd, "apple_context", {**defaults, "sentence_b": options[3]}, "选中第 4 个候选项")
         _switch_off(visit, gd, switch, static)
     finally:
         visit.close()

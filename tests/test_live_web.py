@@ -5,6 +5,7 @@
 """
 
 import json
+import random
 import re
 from pathlib import Path
 
@@ -72,3 +73,12 @@ def test_vectors_hold_good_and_bad_cases_with_chinese_messages(explorer):
     assert any("state" in c for c in cases)
     bad = [c["message"] for c in cases if "message" in c]
     assert bad and all(re.search(r"[\u4e00-\u9fff]", m) for m in bad)
+
+
+def test_combobox_vectors_type_text_as_well_as_choosing_each_option():
+    """可以自己输入的下拉框（句子 A、B）：测试向量里既有每个选项，也有文本框的难输入与语料里随机的一段。"""
+    param = explorers.get("apple_context").param("sentence_a")
+    edges = web._edge_raws(param)
+    assert [value for _, value in param.options] + list(web.TEXT_EDGES) == edges
+    randoms = {web._random_raw(param, random.Random(seed)) for seed in range(5)}
+    assert all(isinstance(r, str) for r in randoms) and not randoms <= {value for _, value in param.options}

@@ -273,7 +273,7 @@ def bench_redraw(rounds: int):
 
 
 def bench_live_web(rounds: int):
-    """每张有“实时计算”开关的图：在无头 Chromium（1280 px）里打开开关，把第一个滑块（没有滑块时是第一个下拉菜单）从最小拨到最大、再拨回来，
+    """每张有“实时计算”开关的图：在无头 Chromium（1280 px）里打开开关，把第一个滑块（没有滑块时是第一个下拉菜单或带候选项的文本框）从最小拨到最大、再拨回来（坏输入只显示消息、不计时），
     每次从读入控件到图画完的中位数与 p95、其中计算（不含 plotly.js 重画）的中位数，以及打开开关时下载的字节数；
     另给出每个页面打开全部开关一共下载的字节数。没有 Chromium 或网站时返回 None。"""
     from browser import has_chromium, launch, serve

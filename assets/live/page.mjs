@@ -53,7 +53,8 @@ class LiveFace {
     this.message.remove();
   }
 
-  /** 一个参数的网页控件：滑块、下拉菜单（按钮与下拉菜单的选项）、数字框或文本框（改完按回车或离开时更新）。 */
+  /** 一个参数的网页控件：滑块、下拉菜单（按钮与下拉菜单的选项）、数字框或文本框（改完按回车或离开时更新）；
+   * 可以自己输入的下拉框（combobox）是带候选项（<datalist>）的文本框：选中一个候选项立即更新，自己输入的改完才更新。 */
   control(param) {
     const id = `${this.figure.spec.id}-live-${param.name}`;
     const row = document.createElement("div");
@@ -63,7 +64,7 @@ class LiveFace {
     label.textContent = param.label;
     let input;
     let read;
-    if (param.options.length) {
+    if (param.options.length && param.widget !== "combobox") {
       input = document.createElement("select");
       param.options.forEach(([text, value], i) => {
         input.add(new Option(text, String(i), false, value === param.default));
@@ -90,15 +91,30 @@ class LiveFace {
       input.type = "text";
       if (param.widget === "number") input.inputMode = param.integer ? "numeric" : "decimal";
       input.value = String(param.default);
+      if (param.width && param.widget !== "number") Object.assign(input.style, { width: param.width, maxWidth: "100%" }); // 句子要宽一些
       read = () => input.value;
       input.addEventListener("change", () => this.update());
       row.append(label, input);
+      if (param.widget === "combobox") row.append(this.suggestions(input, `${id}-options`, param.options));
     }
     input.id = id;
     input.className = "seqlab-input";
     input.setAttribute("aria-describedby", this.message.id);
     this.box.append(row);
     return { param, read };
+  }
+
+  /** 文本框 input 的候选项：浏览器自己的下拉列表（键盘与读屏软件都能用）。选中一个候选项时浏览器发出的 input
+   * 事件没有 inputType（或是 insertReplacementText），这时立即更新；逐字输入的等到改完（change）。 */
+  suggestions(input, id, options) {
+    const list = document.createElement("datalist");
+    list.id = id;
+    for (const [text, value] of options) list.append(new Option(text === value ? "" : text, value));
+    input.setAttribute("list", id);
+    input.addEventListener("input", (event) => {
+      if (!event.inputType || event.inputType === "insertReplacementText") this.update();
+    });
+    return list;
   }
 
   say(text, ok) {

@@ -2,7 +2,7 @@
 
 import plotly.graph_objects as go
 
-from seqlab.explorers import Explorer, Param, register
+from seqlab.explorers import Explorer, Param, WebFace, register
 from seqlab.figures import apple_context as figure
 from seqlab.states import apple_context as state
 
@@ -52,5 +52,6 @@ EXPLORER = register(
         caption=figure.caption,
         examples=[{"sentence_a": a, "sentence_b": b, "word": w} for a, b, w in (PAIRS[0], PAIRS[1], PAIRS[4])],
         static=static,
+        web=WebFace(params=("sentence_a", "sentence_b", "word"), data=state.web_data),
     )
 )

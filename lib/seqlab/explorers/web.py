@@ -4,7 +4,8 @@
 固定在默认值的其余参数、浏览器计算状态所需的常量，以及默认状态的图——网页打开“实时计算”时先画出它，
 之后每次由 ``assets/live/<名字>.mjs`` 算出新状态、改出新图。
 
-网页控件交给计算的是读者输入的原样：滑块给出数，按钮与下拉菜单给出选项的值，数字框与文本框给出一段文字。
+网页控件交给计算的是读者输入的原样：滑块给出数，按钮与下拉菜单给出选项的值，数字框、文本框与可以自己输入的
+下拉框（combobox，网页上是带候选项的文本框）给出一段文字。
 数字框里的文字按 :func:`typed_value` 的规则读成数（浏览器里的 ``readValue`` 用同一条规则），
 之后的类型与范围检查与 Python 面相同（``Param.check``），所以坏输入的中文消息一字不差。
 
@@ -64,6 +65,7 @@ def _param(p: Param) -> dict[str, Any]:
         "low": p.low,
         "high": p.high,
         "step": p.step,
+        "width": p.width,
     }
 
 
@@ -107,8 +109,8 @@ def spec(explorer: Explorer[Any]) -> dict[str, Any]:
 
 def _random_raw(p: Param, rng: random.Random) -> Any:
     """网页控件在 ``p`` 的范围里随机给出的一个值（数字框在 1 到 16 之间：多数组合不超预算；
-    文本框是本书语料里随机的一段，1 到 ``RANDOM_TEXT_CHARS`` 个字）。"""
-    if p.widget == "text":
+    文本框与可以自己输入的下拉框是本书语料里随机的一段，1 到 ``RANDOM_TEXT_CHARS`` 个字）。"""
+    if p.widget in ("text", "combobox"):
         text = "".join(corpus.book_corpus())
         start = rng.randrange(len(text))
         return text[start : start + rng.randint(1, RANDOM_TEXT_CHARS)]
@@ -129,7 +131,9 @@ def _control_raw(p: Param, value: Any) -> Any:
 
 
 def _edge_raws(p: Param) -> list[Any]:
-    """``p`` 的边界值与坏输入（网页控件给得出的那些）。"""
+    """``p`` 的边界值与坏输入（网页控件给得出的那些）；可以自己输入的下拉框：每个选项与文本框的难输入。"""
+    if p.widget == "combobox":
+        return [value for _, value in p.options] + list(TEXT_EDGES)
     if p.options:
         return [value for _, value in p.options]
     if p.widget == "number":

@@ -1,6 +1,6 @@
 """第 1.2 节的探索器：一句话就是一个矩阵——行是位置，列是特征通道。"""
 
-from seqlab.explorers import Explorer, Param, register
+from seqlab.explorers import Explorer, Param, WebFace, register
 from seqlab.figures import x_matrix as figure
 from seqlab.states import x_matrix as state
 
@@ -24,5 +24,6 @@ EXPLORER = register(
             {"text": SENTENCES[1], "layer": "X"},
         ],
         static_label="句子与矩阵",
+        web=WebFace(params=("text", "layer"), data=state.web_data),
     )
 )

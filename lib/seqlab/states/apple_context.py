@@ -1,15 +1,19 @@
-"""第 1.2 节“同一个词，两种上下文”的状态：一个词在两句话里的输入向量与上下文层之后的隐藏状态。"""
+"""第 1.2 节“同一个词，两种上下文”的状态：一个词在两句话里的输入向量与上下文层之后的隐藏状态。
+
+模型与“句子矩阵”相同：检查点里的权重，以 float64 计算（:func:`seqlab.states.x_matrix.embedding_model`）。
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
-from seqlab import train
-from seqlab.embedding import ContextVectors, MaskedWordModel, checkpoint_vocab, context_vectors, cosine
+from seqlab.embedding import ContextVectors, context_vectors, cosine
 from seqlab.errors import InputError
 from seqlab.states import clean_text
+from seqlab.states.x_matrix import embedding_data, embedding_model
 
 MAX_CHARS = 40
 MAX_WORD_CHARS = 8
@@ -43,8 +47,7 @@ def apple_state(sentence_a: str, sentence_b: str, word: str) -> AppleState:
     sentence_a = clean_text(sentence_a, max_chars=MAX_CHARS, what="句子（A）")
     sentence_b = clean_text(sentence_b, max_chars=MAX_CHARS, what="句子（B）")
     word = clean_text(word, max_chars=MAX_WORD_CHARS, what="要比较的词")
-    ckpt = train.load("embedding")
-    model, vocab = ckpt.model_as(MaskedWordModel), checkpoint_vocab(ckpt.config)
+    model, vocab = embedding_model()
     if word not in vocab:
         raise InputError(
             f"「{word}」不在模型的词表里（词表只收了语料中出现过的 {len(vocab)} 个词），"
@@ -54,3 +57,8 @@ def apple_state(sentence_a: str, sentence_b: str, word: str) -> AppleState:
     b = context_vectors(model, vocab, sentence_b)
     i, j = _find(word, a, "A"), _find(word, b, "B")
     return AppleState(word, a, b, i, j, cosine(a.X[i], b.X[j]), cosine(a.H[i], b.H[j]))
+
+
+def web_data() -> dict[str, Any]:
+    """网页实时面计算 ``apple_state`` 所需的常量：:func:`seqlab.states.x_matrix.embedding_data` 与句子、词的字数上限。"""
+    return {**embedding_data(), "max_chars": MAX_CHARS, "max_word_chars": MAX_WORD_CHARS}
