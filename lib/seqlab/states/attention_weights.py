@@ -133,16 +133,18 @@ def attention_state(text: str, step: int, model: str) -> AttentionState:
     return replace(state, step=t, clamped=t != int(step), top=_top(state.alpha[t - 1]))
 
 
+def _exported(ckpt: train.Checkpoint) -> dict[str, Any]:
+    """一个检查点在网页上的样子：config 与每个参数（float32 原样，见 ``packed_weights``）。"""
+    return {"config": ckpt.config, "weights": packed_weights(ckpt.model)}
+
+
 def web_data() -> dict[str, Any]:
     """网页实时面计算 ``attention_state`` 所需的常量：三个检查点（两个可选的模型与对照用的固定上下文模型）的
     config 与每个参数（``state_dict`` 的名字 → :func:`seqlab.states.packed`，float32 原样），Transformer 展示的那一层；
     玩具语言的词表（名词、形容词、动词、逗号各自的译法，源与目标的 token 表，起始符）与可用的别名，
     以及源句的字数上限与 c_t 的说明列出的项数。浏览器由它们算出与本模块相同的状态。"""
     return {
-        "models": {
-            name: {"config": ckpt.config, "weights": packed_weights(ckpt.model)}
-            for name, ckpt in ((name, train.load(name)) for name in (*MODELS, BASELINE))
-        },
+        "models": {name: _exported(train.load(name)) for name in (*MODELS, BASELINE)},
         "baseline": BASELINE,
         "transformer": encdec_transformer.NAME,
         "shown_layer": encdec_transformer.SHOWN_LAYER,
