@@ -77,3 +77,13 @@ def test_vectors_hold_good_and_bad_cases_with_chinese_messages(explorer):
     assert any("state" in c for c in cases)
     bad = [c["message"] for c in cases if "message" in c]
     assert bad and all(re.search(r"[\u4e00-\u9fff]", m) for m in bad)
+
+
+def test_vectors_include_the_extra_inputs_a_web_face_names():
+    """``WebFace.inputs``：随机取值很少碰到的输入（这里是玩具语言的句子）也进了 node 的对照，合法的与坏的都有。"""
+    explorer = explorers.get("attention_weights")
+    cases = web.vectors(explorer, randoms=0)["cases"]
+    extra = [c for c in cases if c["raw"] in list(explorer.web.inputs)]
+    assert len(extra) >= len(explorer.web.inputs)
+    assert any(c.get("state", {}).get("reference") for c in extra) and any("message" in c for c in extra)
+    assert any("state" in c and c["state"]["reference"] is None for c in extra), "要有不合语法、没有标准译文的句子"

@@ -70,7 +70,7 @@ function translateWith(data, source, model) {
     const [output, baseline] = [ids, base.ids].map((words) => words.map((id) => data.tgt_tokens[id]));
     const reference = translate(source, data);
     const rows = Array.from({ length: T }, (_, t) => Array.from(alpha.subarray(t * S, (t + 1) * S), (a) => pyRound(a, 4)));
-    if (cache.size >= 128) cache.delete(cache.keys().next().value); // 与 Python 的 lru_cache(maxsize=128) 一样只留最近的
+    if (cache.size >= 128) cache.delete(cache.keys().next().value); // 最多留 128 句（先进先出），与 Python 的缓存一样大
     cache.set(key, {
       source,
       output,

@@ -176,6 +176,13 @@ export function ffn(X, S, p, first, second) {
 
 const addInPlace = (X, Y) => X.forEach((x, i) => (X[i] = x + Y[i]));
 
+/** 最大的分数的下标（相同时取第一个，与 torch.argmax 相同）：贪心解码每一步选的词。 */
+export function argmax(scores) {
+  let best = 0;
+  for (let i = 1; i < scores.length; i++) if (scores[i] > scores[best]) best = i;
+  return best;
+}
+
 // ---------------------------------------------------------------- 模型
 /** TinyDecoder 的前向（不带 KV cache）：ids（长 S 的 token 编号）→ {logits (S, V), weights: 每层每个头的 alpha (S, S)}。
  * Embedding × √d + 正弦位置 → 每个 pre-norm 块 X ← X + Attn(LN₁(X))、X ← X + FFN(LN₂(X)) → LN_out → W_out。 */

@@ -3,7 +3,7 @@
  * 由 nn.mjs 的 loadModel 解开，这里一律用 float64 计算（与 Python 状态里的 float64 副本相同）。
  * 记号与 Python 相同：S 源长度，T 目标长度，d_h 编码器每个方向的维度（h_j 是 2·d_h 维），d_s = d_h 解码器的维度，
  * d_a 注意力打分空间的维度。向量是 Float64Array，矩阵按行存放（S × n 的矩阵第 j 行是 values[j·n … j·n + n)）。 */
-import { linear, softmaxRows } from "./nn.mjs";
+import { argmax, linear, softmaxRows } from "./nn.mjs";
 
 const sigmoid = (x) => 1 / (1 + Math.exp(-x));
 
@@ -82,13 +82,6 @@ function additiveAttention(p, sPrev, H, keys, S) {
   const c = new Float64Array(width);
   for (let j = 0; j < S; j++) for (let k = 0; k < width; k++) c[k] += alpha[j] * H[j * width + k];
   return { c, alpha };
-}
-
-/** 最大的分数的下标（相同时取第一个，与 argmax 相同）。 */
-export function argmax(scores) {
-  let best = 0;
-  for (let i = 1; i < scores.length; i++) if (scores[i] > scores[best]) best = i;
-  return best;
 }
 
 /** FixedContextSeq2Seq / AttentionSeq2Seq 的 greedy（按 config.kind 区分）：src（长 S）贪心解码 T 步，
