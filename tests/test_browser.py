@@ -680,6 +680,7 @@ def test_live_step_slider_dragged_with_the_mouse_moves_the_frame_as_python_does(
         p.wait_for_timeout(300)
         (boxes,) = [b for b in p.evaluate(FIGURE_TEXT_BOXES) if b["index"] == index]
         assert not boxes["overlaps"] and not boxes["cut"], f"{device}：实时面的图中文字重叠或被裁掉：{boxes}"
+        assert not run_axe(p), "打开实时面之后有 axe 的严重问题"
         p.screenshot(path=str(SHOTS / f"live-{name}-{device}.png"), full_page=False)
         _switch_off(visit, gd, switch, static)
     finally:
