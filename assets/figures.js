@@ -487,10 +487,13 @@
       await Plotly.react(this.gd, data, drawn, this.spec.config);
     }
 
-    /** 回到静态面：预先算好的图，停在各个控件当前选中的那一步。 */
+    /** 回到静态面：预先算好的图，停在各个控件当前选中的那一步。先记下每个控件选中的步：重放下拉菜单的一步
+     * 可能把别的控件拨回第 1 步（例如换例句时，那一句的“解码步”滑块），重放到它时要拨回读者原来选的那一步。 */
     async showStatic() {
       await this.show(this.spec.data, this.spec.layout);
-      for (const control of this.controls) {
+      const chosen = this.controls.map((control) => control.active);
+      for (const [i, control] of this.controls.entries()) {
+        control.active = chosen[i];
         if (control.visible !== false) await this.applyStep(control.steps[control.active]);
       }
       await this.fit();

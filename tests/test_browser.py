@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 from urllib.parse import urlparse
 
 import pytest
@@ -414,6 +415,8 @@ LIVE_PAGES = {  # 每个有网页实时面的探索器所在的页
     "tokenizer": "chapters/ch01/02_tokens_and_embeddings.html",
     "x_matrix": "chapters/ch01/02_tokens_and_embeddings.html",
     "apple_context": "chapters/ch01/02_tokens_and_embeddings.html",
+    "attention_weights": "chapters/ch01/04_seq2seq_bottleneck.html",
+    "cross_attention_weights": "chapters/ch01/06_transformer.html",
 }
 LIVE_PAGE = LIVE_PAGES["score_matrix"]
 LIVE_FIGURE = "name => window.seqlabFigures.findIndex(f => f.spec?.layout.meta?.live === name)"
@@ -620,6 +623,16 @@ LIVE_TYPING = {  # 带文本框的实时面：依次填进控件的合法取值�
             ("字" * 10_000, "老师说这本书以前读过", "老师"), ("老师讲得很有趣", "老师说这本书以前读过", "café"))],
     ),
 }
+# 源句、步数与模型（源句最后填：说明只随源句与模型变，最后一个控件改完，说明才是这一组的）：两个模型、步数超过句长、
+# 半角逗号与空白、不合语法的句子；坏的源句是空的、一万个字、emoji、拉丁字母、超过 24 个字
+_SOURCES = (
+    [{"step": 5, "model": "seq2seq_attention", "text": "老马看白鸟，红鱼咬小牛"},
+     {"step": 9, "model": "encdec_transformer", "text": " 小白猫找大黑狗, 老牛追红鸟 "},
+     {"step": 24, "model": "seq2seq_attention", "text": "猫猫猫"},
+     {"step": 2, "model": "encdec_transformer", "text": "大猫追小黑狗"}],
+    [{"text": t} for t in ("", "字" * 10_000, "猫追🐟😀", "小猫看大鱼abc", "猫追狗，" * 6 + "猫")],
+)
+LIVE_TYPING.update(attention_weights=_SOURCES, cross_attention_weights=_SOURCES)
 
 
 def _fill_live(p, explorer, raw: dict) -> None:
@@ -630,6 +643,8 @@ def _fill_live(p, explorer, raw: dict) -> None:
         control = controls.get_by_label(param.label, exact=True)
         if param.options and param.widget != "combobox":  # 可以自己输入的下拉框在网页上是带候选项的文本框
             control.select_option(label=next(label for label, option in param.options if option == value))
+        elif param.widget == "slider":
+            control.fill(str(value))  # 滑块：设好值并发出 input 事件（拖动的检查在 test_live_switch_recomputes_…）
         else:
             control.fill(value)
             control.press("Enter")
@@ -717,6 +732,49 @@ def test_live_combobox_is_a_text_box_that_suggests_the_python_options(browser, s
         box.evaluate("""(i, v) => { i.value = v;
             i.dispatchEvent(new InputEvent('input', {bubbles: true, inputType: 'insertReplacementText'})); }""", options[3])
         _expect_python(p, gd, "apple_context", {**defaults, "sentence_b": options[3]}, "选中第 4 个候选项")
+        _switch_off(visit, gd, switch, static)
+    finally:
+        visit.close()
+
+
+@pytest.mark.parametrize("device", ["desktop", "phone"])
+@pytest.mark.parametrize("name", ["attention_weights", "cross_attention_weights"])
+def test_live_step_slider_dragged_with_the_mouse_moves_the_frame_as_python_does(browser, server, name, device):
+    """第 1.4、1.6 节的注意力权重：用真实的鼠标事件拖动“第 t 步”，条形图、框与说明换成 Python 对那一步画出的样子；
+    换步数不重新翻译（译文按源句缓存），每次更新都很快。"""
+    from seqlab import explorers
+
+    explorer = explorers.get(name)
+    defaults = {key: explorer.param(key).default for key in explorer.web.params}
+    visit = Visit(browser, f"{server}/{LIVE_PAGES[name]}", device=DEVICES[device])
+    p = visit.page
+    try:
+        gd, switch, index, static = _switch_on(visit, device, name)
+        _expect_python(p, gd, name, defaults, "打开时")
+        slider = p.locator(".seqlab-live-control input[type=range]")
+        slider.scroll_into_view_if_needed()
+        box = slider.bounding_box()
+        param = explorer.param("step")
+        y = box["y"] + box["height"] / 2
+        start = box["x"] + box["width"] * (defaults["step"] - param.low) / (param.high - param.low)
+        p.mouse.move(start, y)
+        p.mouse.down()
+        for k in range(1, 6):
+            p.mouse.move(start + (box["x"] + 0.35 * box["width"] - start) * k / 5, y)
+        p.mouse.up()
+        step = int(slider.input_value())
+        assert step > defaults["step"], f"拖动后滑块应当变大，现在是 {step}"
+        # 说明只在步数超过句长时才变：等条形图换成这一步的，再对照 Python 的图
+        p.wait_for_function("([i, t]) => window.seqlabFigures[i].gd.data[2].name === t", arg=[index, f"α_{step}j"])
+        _expect_python(p, gd, name, {**defaults, "step": step}, f"拖到第 {step} 步")
+        timings, compute = p.evaluate(f"[window.seqlabFigures[{index}].live.timings, window.seqlabFigures[{index}].live.computeTimings]")
+        print(f"{name}/{device}：拖动步数 {len(timings)} 次更新，中位数 {statistics.median(timings):.1f} ms"
+              f"（其中计算 {statistics.median(compute):.1f} ms）")
+        p.wait_for_timeout(300)
+        (boxes,) = [b for b in p.evaluate(FIGURE_TEXT_BOXES) if b["index"] == index]
+        assert not boxes["overlaps"] and not boxes["cut"], f"{device}：实时面的图中文字重叠或被裁掉：{boxes}"
+        assert not run_axe(p), "打开实时面之后有 axe 的严重问题"
+        p.screenshot(path=str(SHOTS / f"live-{name}-{device}.png"), full_page=False)
         _switch_off(visit, gd, switch, static)
     finally:
         visit.close()

@@ -106,24 +106,24 @@ export function sinusoidalPositions(S, d, { float32 = true } = {}) {
   return PE;
 }
 
-/** scaled_dot_product_attention：Q、K (S, d_k)，V (S, d_v) → {out (S, d_v), alpha (S, S)}，分数 Q Kᵀ / √d_k。
- * allowed(i, j) 为假时位置 i 不读 j（掩码），那一格的权重是 0。 */
-export function scaledDotProductAttention(Q, K, V, S, dk, dv, allowed) {
-  const alpha = new Float64Array(S * S).fill(-Infinity);
+/** scaled_dot_product_attention：Q (S, d_k)，K (Sk, d_k)，V (Sk, d_v) → {out (S, d_v), alpha (S, Sk)}，分数 Q Kᵀ / √d_k。
+ * allowed(i, j) 为假时位置 i 不读 j（掩码），那一格的权重是 0。Sk 缺省为 S（自注意力）；交叉注意力里 Q 与 K 的行数不同。 */
+export function scaledDotProductAttention(Q, K, V, S, dk, dv, allowed, Sk = S) {
+  const alpha = new Float64Array(S * Sk).fill(-Infinity);
   for (let i = 0; i < S; i++) {
-    for (let j = 0; j < S; j++) {
+    for (let j = 0; j < Sk; j++) {
       if (!allowed(i, j)) continue;
       let dot = 0;
       for (let k = 0; k < dk; k++) dot += Q[i * dk + k] * K[j * dk + k];
-      alpha[i * S + j] = dot / Math.sqrt(dk);
+      alpha[i * Sk + j] = dot / Math.sqrt(dk);
     }
   }
-  softmaxRows(alpha, S, S);
+  softmaxRows(alpha, S, Sk);
   const out = new Float64Array(S * dv);
   for (let i = 0; i < S; i++) {
-    for (let j = 0; j < S; j++) {
+    for (let j = 0; j < Sk; j++) {
       if (!allowed(i, j)) continue;
-      for (let k = 0; k < dv; k++) out[i * dv + k] += alpha[i * S + j] * V[j * dv + k];
+      for (let k = 0; k < dv; k++) out[i * dv + k] += alpha[i * Sk + j] * V[j * dv + k];
     }
   }
   return { out, alpha };
@@ -143,20 +143,29 @@ function columns(X, rows, d, lo, hi) {
   return Y;
 }
 
+/** 多头注意力的读取部分（MultiHeadSelfAttention 的 split_heads → 缩放点积 → merge_heads）：Q (S, d) 与 K、V (Sk, d)
+ * 已经投影好，第 h 个头读它们的第 h·d_k … (h+1)·d_k 列 → {heads (S, d) 各头的结果首尾拼接（还没乘 W_O），
+ * alpha: 每个头一个 (S, Sk)}。allowed 与 scaledDotProductAttention 的相同。 */
+export function attendHeads(Q, K, V, S, Sk, d, nHeads, allowed) {
+  const dk = d / nHeads;
+  const heads = new Float64Array(S * d);
+  const alpha = [];
+  for (let h = 0; h < nHeads; h++) {
+    const q = columns(Q, S, d, h * dk, (h + 1) * dk);
+    const [k, v] = [K, V].map((M) => columns(M, Sk, d, h * dk, (h + 1) * dk));
+    const head = scaledDotProductAttention(q, k, v, S, dk, dk, allowed, Sk);
+    for (let i = 0; i < S; i++) heads.set(head.out.subarray(i * dk, (i + 1) * dk), i * d + h * dk);
+    alpha.push(head.alpha);
+  }
+  return { heads, alpha };
+}
+
 /** MultiHeadSelfAttention：X (S, d) → {out (S, d), alpha: 每个头一个 (S, S)}。
  * 第 h 个头读 Q、K、V 的第 h·d_k … (h+1)·d_k 列，分数 Q Kᵀ / √d_k；allowed(i, j) 为假时位置 i 不读 j（默认不加掩码）。 */
 export function multiHeadSelfAttention(X, S, p, prefix, nHeads, allowed = () => true) {
   const [Q, K, V] = ["W_Q", "W_K", "W_V"].map((w) => linear(X, S, p[`${prefix}.${w}.weight`], p[`${prefix}.${w}.bias`]));
   const d = p[`${prefix}.W_Q.weight`].shape[0];
-  const dk = d / nHeads;
-  const heads = new Float64Array(S * d); // 各头的结果首尾拼接（merge_heads）
-  const alpha = [];
-  for (let h = 0; h < nHeads; h++) {
-    const [q, k, v] = [Q, K, V].map((M) => columns(M, S, d, h * dk, (h + 1) * dk));
-    const head = scaledDotProductAttention(q, k, v, S, dk, dk, allowed);
-    for (let i = 0; i < S; i++) heads.set(head.out.subarray(i * dk, (i + 1) * dk), i * d + h * dk);
-    alpha.push(head.alpha);
-  }
+  const { heads, alpha } = attendHeads(Q, K, V, S, S, d, nHeads, allowed);
   return { out: linear(heads, S, p[`${prefix}.W_O.weight`], p[`${prefix}.W_O.bias`]), alpha };
 }
 
@@ -184,6 +193,13 @@ export function postNormBlock(X, S, p, prefix, nHeads) {
   const F = ffn(H, S, p, `${prefix}.ffn.W_1`, `${prefix}.ffn.W_2`);
   addInPlace(F, H);
   return { X: norm("norm2", F), alpha };
+}
+
+/** 最大的分数的下标（相同时取第一个，与 torch.argmax 相同）：贪心解码每一步选的词。 */
+export function argmax(scores) {
+  let best = 0;
+  for (let i = 1; i < scores.length; i++) if (scores[i] > scores[best]) best = i;
+  return best;
 }
 
 // ---------------------------------------------------------------- 模型

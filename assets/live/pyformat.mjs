@@ -62,6 +62,14 @@ export function fixed(x, d) {
   return sign(x) + (d ? `${digits.slice(0, -d)}.${digits.slice(-d)}` : digits);
 }
 
+/** Python 的 ``round(x, ndigits)``（x 是小数）：按 x 的精确值四舍六入五成双，再读回最近的 double（与 Python 相同，
+ * 经过十进制的数字串；直接 Math.round(x·10^k) / 10^k 在乘法的舍入上会差一位）。 */
+export function pyRound(x, ndigits) {
+  if (special(x)) return x;
+  const y = Number(`${roundScaled(x, ndigits)}e${-ndigits}`);
+  return sign(x) ? -y : y;
+}
+
 /** Python 的 ``format(x, "g")``（6 位有效数字，去掉末尾的 0）；整数（BigInt）先转成 float，与 Python 相同。 */
 export function formatG(x) {
   x = Number(x);

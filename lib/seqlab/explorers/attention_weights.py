@@ -5,12 +5,13 @@
 两者的实时面都能在“模型”里切换；静态面各画自己默认的那个模型。
 """
 
+import random
 from functools import partial
 
 import plotly.graph_objects as go
 
 from seqlab.corpus import translation as task
-from seqlab.explorers import Explorer, Param, register
+from seqlab.explorers import Explorer, Param, WebFace, register
 from seqlab.figures import attention_weights as figure
 from seqlab.figures.attention_weights_static import static_face
 from seqlab.states import attention_weights as state
@@ -18,6 +19,26 @@ from seqlab.train import encdec_transformer
 
 SHOWN = (1, 5)  # 静态面打开时：第 2 句的第 5 步（动词被挪到了分句末尾）
 MODEL_OPTIONS = tuple((label, name) for name, label in state.MODELS.items())
+# 网页实时面的测试向量另加的源句：随机取值是本书语料里的一段，几乎都有玩具语言之外的字
+EDGE_TEXTS = (
+    "猫追狗,小鸟看鱼", " 大猫 追、小狗；鱼咬牛;马看鸟 ", "猫\u3000追\xa0狗\x1c", "猫\u200b追狗",  # 别名与空白
+    "猫追狗，", "，猫追狗", "猫追狗，，马看牛", "猫猫猫", "大大大大猫追狗", "猫追看狗", "大猫追", "追猫狗",  # 语法
+    "，", "猫" * task.MAX_LEN, "猫" * (task.MAX_LEN + 1), "猫追狗ABCDEFGHIJ", "猫。追！狗", "猫追🐟",  # 长度与生字
+)
+
+
+def vector_inputs(seed: int = 16) -> tuple[dict[str, object], ...]:
+    """网页实时面的测试向量另加的输入：随机长度的合法句子、随机排列的词（多半不合语法）与 ``EDGE_TEXTS``，
+    各配一个随机的步数（常常超过句长）和模型。"""
+    rng = random.Random(seed)
+    lexicon = list(task.LEXICON)
+    texts = [
+        *("".join(task.sample_source(rng.randint(task.MIN_LEN, task.MAX_LEN), rng)) for _ in range(10)),
+        *("".join(rng.choices(lexicon, k=rng.randint(1, task.MAX_LEN))) for _ in range(10)),
+        *EDGE_TEXTS,
+    ]
+    return tuple({"text": text, "step": rng.randint(1, task.MAX_LEN), "model": rng.choice(MODEL_OPTIONS)[1]}
+                 for text in texts)
 
 
 def static(model: str) -> go.Figure:
@@ -52,6 +73,7 @@ def _spec(name: str, title: str, model: str, other: str) -> Explorer[state.Atten
             {"text": task.EXAMPLES[1], "step": 4, "model": other},
         ],
         static=partial(static, model),
+        web=WebFace(params=("text", "step", "model"), data=state.web_data, inputs=vector_inputs()),
     )
 
 

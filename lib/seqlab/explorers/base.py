@@ -42,11 +42,14 @@ class WebFace:
     * ``params``：网页上提供的参数（其余参数固定在默认值）。JS 模块导出的 ``PARAMS`` 必须与它相同，
       有测试检查，两副面孔不会悄悄分道扬镳；
     * ``data``：浏览器计算状态所需的常量（固定种子的向量、权重、曲线的横坐标……），构建网站时经
-      ``states.to_json`` 写进网站，只在读者打开“实时计算”时才下载。
+      ``states.to_json`` 写进网站，只在读者打开“实时计算”时才下载；
+    * ``inputs``：可选，node 测试向量里另加的几组控件取值（缺的参数取默认值）——随机取值很少碰到、
+      却要与 Python 一致的输入，例如玩具语言里合法的句子。
     """
 
     params: tuple[str, ...]
     data: Callable[[], dict[str, Any]]
+    inputs: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)

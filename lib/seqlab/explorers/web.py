@@ -157,6 +157,7 @@ def vectors(explorer: Explorer[Any], *, randoms: int = 12, seed: int = 0) -> dic
     raws += [{**defaults, p.name: raw} for p in offered for raw in _edge_raws(p)]
     # 说明里的示例：典型的合法取值（文本框只收几个字时，随机的语料片段几乎都被拒绝）
     raws += [{p.name: _control_raw(p, example.get(p.name, p.default)) for p in offered} for example in explorer.examples]
+    raws += [{**defaults, **raw} for raw in explorer.web.inputs]
     cases = []
     for raw in raws:
         values = {p.name: typed_value(p, raw[p.name]) for p in offered}

@@ -2,19 +2,24 @@
 
 权重来自第 1.4 节的 Bahdanau 注意力模型，或第 1.6 节编码器—解码器 Transformer 的交叉注意力
 （``encdec_transformer.SHOWN_LAYER`` 那一层、各头平均）；对照用的是第 1.4 节的固定上下文模型的译文。
+
+三个模型都用检查点里的权重、以 float64 计算（:func:`_checkpoint`）：贪心解码每一步取 argmax，两个词的分数很接近时，
+float32 的舍入误差就可能翻转译文；float64 算出的数几乎与求和的先后次序无关，网页实时面（同样用 float64 算）
+因此能译出同样的词、得到同样的 α（都取 4 位小数）。
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import Any
 
 import torch
 
 from seqlab import encdec, seq2seq, train
 from seqlab.corpus import translation as task
 from seqlab.errors import InputError
-from seqlab.states import clean_text
+from seqlab.states import clean_text, packed_weights
 from seqlab.train import encdec_transformer
 
 MODEL = "seq2seq_attention"
@@ -59,12 +64,20 @@ class AttentionState:
     top: list[int]  # 第 t 行里权重最大的 ``TOP`` 个源位置（从 0 数，权重从大到小）
 
 
+@lru_cache(maxsize=3)
+def _checkpoint(name: str) -> train.Checkpoint:
+    """检查点 ``name``，模型的参数就地换成 float64（每个数与 float32 的权重完全相同）。"""
+    ckpt = train.load(name)
+    ckpt.model.double()
+    return ckpt
+
+
 def _attend(model: str, src: torch.Tensor, T: int) -> tuple[torch.Tensor, torch.Tensor]:
     """``src`` (1, S) 贪心解码 ``T`` 步，返回 ``(ids (1, T), α (1, T, S))``。
 
     Transformer 的交叉注意力 (1, 层, 头, T, S) 取 ``encdec_transformer.SHOWN_LAYER`` 层、各头平均。
     """
-    ckpt = train.load(model)
+    ckpt = _checkpoint(model)
     if model == encdec_transformer.NAME:
         ids, cross = ckpt.model_as(encdec.EncoderDecoderTransformer).greedy(src, T)
         return ids, encdec.head_mean(cross[:, encdec_transformer.SHOWN_LAYER])
@@ -88,10 +101,12 @@ def _translate(source: tuple[str, ...], model: str) -> AttentionState:
     words = list(source)
     src = torch.tensor([task.encode_source(words)])
     ids, alpha = _attend(model, src, len(words))
-    base_ids, _ = train.load(BASELINE).model_as(seq2seq.FixedContextSeq2Seq).greedy(src, len(words))
+    base_ids, _ = _checkpoint(BASELINE).model_as(seq2seq.FixedContextSeq2Seq).greedy(src, len(words))
     grammatical = task.is_grammatical(words)
     output, baseline = task.decode_target(ids[0]), task.decode_target(base_ids[0])
     reference = task.translate(words) if grammatical else None
+    # α 只留 4 位小数（图上最多显示 3 位；``top`` 按留下的数排序，并列时按位置先后）。网页实时面照搬 Python 的
+    # round：按二进制的精确值四舍六入五成双，再读回最近的 float
     rows = [[round(a, 4) for a in row] for row in alpha[0].tolist()]
     return AttentionState(
         source=words,
@@ -116,3 +131,32 @@ def attention_state(text: str, step: int, model: str) -> AttentionState:
     state = _translate(tuple(parse_source(text)), model)
     t = min(max(int(step), 1), len(state.source))
     return replace(state, step=t, clamped=t != int(step), top=_top(state.alpha[t - 1]))
+
+
+def _exported(ckpt: train.Checkpoint) -> dict[str, Any]:
+    """一个检查点在网页上的样子：config 与每个参数（float32 原样，见 ``packed_weights``）。"""
+    return {"config": ckpt.config, "weights": packed_weights(ckpt.model)}
+
+
+def web_data() -> dict[str, Any]:
+    """网页实时面计算 ``attention_state`` 所需的常量：三个检查点（两个可选的模型与对照用的固定上下文模型）的
+    config 与每个参数（``state_dict`` 的名字 → :func:`seqlab.states.packed`，float32 原样），Transformer 展示的那一层；
+    玩具语言的词表（名词、形容词、动词、逗号各自的译法，源与目标的 token 表，起始符）与可用的别名，
+    以及源句的字数上限与 c_t 的说明列出的项数。浏览器由它们算出与本模块相同的状态。"""
+    return {
+        "models": {name: _exported(train.load(name)) for name in (*MODELS, BASELINE)},
+        "baseline": BASELINE,
+        "transformer": encdec_transformer.NAME,
+        "shown_layer": encdec_transformer.SHOWN_LAYER,
+        "nouns": task.NOUNS,
+        "adjectives": task.ADJECTIVES,
+        "verbs": task.VERBS,
+        "separator": task.SEPARATOR,
+        "src_tokens": task.SRC_TOKENS,
+        "tgt_tokens": task.TGT_TOKENS,
+        "bos_id": task.BOS_ID,
+        "aliases": ALIASES,
+        "max_len": task.MAX_LEN,
+        "max_chars": MAX_CHARS,
+        "top": TOP,
+    }
