@@ -484,7 +484,23 @@
       });
       this.applied = { layout: clone(patch.layout), traces: clone(patch.traces) };
       this.gd.style.height = `${patch.height}px`;
-      await Plotly.react(this.gd, data, drawn, this.spec.config);
+      await Plotly.react(this.gd, data, this.keptMargins(drawn), this.spec.config);
+      this.marginWidth = this.width;
+    }
+
+    /**
+     * 坐标轴的 automargin 让 plotly.js 先按给定边距画一遍、量出刻度标签要多宽，再按量出的边距重画一遍；每次
+     * Plotly.react 都从给定边距重新开始，所以实时面的每次更新都要画两遍。同一宽度下，把上一次画好的边距作为这一次的起点
+     * （与 JupyterLab 里的实时面相同，见 seqlab/explorers/plotview.py），标签放得下时就只画一遍；放不下时 automargin
+     * 照样把边距撑大。宽度变了（例如手机转了方向）就从给定边距重新开始。
+     */
+    keptMargins(layout) {
+      const size = this.gd._fullLayout && this.gd._fullLayout._size;
+      if (!size || this.marginWidth !== this.width) return layout;
+      const given = layout.margin || {};
+      const margin = { ...given };
+      for (const side of ["l", "r", "t", "b"]) margin[side] = Math.max(size[side], given[side] ?? 0);
+      return { ...layout, margin };
     }
 
     /** 回到静态面：预先算好的图，停在各个控件当前选中的那一步。先记下每个控件选中的步：重放下拉菜单的一步
