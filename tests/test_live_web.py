@@ -20,6 +20,8 @@ WEB = [e for e in explorers.all_explorers() if e.web is not None]
 # 打开“实时计算”时下载的说明（参数、常量、默认状态的图）。最大的是第 1.6 节训练好的 Transformer：
 # 69,781 个 float32 权重（279 KB）写成 base64 约 373 KB，不损失精度就没法更小
 SPEC_BUDGET_BYTES = 400_000
+# 第 1.6 节逐步生成的小 GPT 更大：115,576 个 float32 权重（462 KB）写成 base64 约 617 KB
+LARGER_SPEC_BUDGETS = {"gpt_steps": 700_000}
 
 
 def declared_params(module: Path) -> list[str]:
@@ -51,7 +53,7 @@ def test_static_face_names_its_explorer_and_the_spec_is_small_strict_json(explor
     assert fig.layout.meta["live"] == explorer.name
     assert "<noscript>" in figure_html(fig.to_dict()), "关掉 JavaScript 时要说明“实时计算”为什么用不了"
     text = json.dumps(web.spec(explorer), ensure_ascii=False, allow_nan=False)
-    assert len(text.encode()) < SPEC_BUDGET_BYTES, f"{explorer.name} 的网页说明有 {len(text.encode())} 字节"
+    assert len(text.encode()) < LARGER_SPEC_BUDGETS.get(explorer.name, SPEC_BUDGET_BYTES), f"{explorer.name} 的网页说明有 {len(text.encode())} 字节"
 
 
 def test_packed_weights_read_back_bit_for_bit():
