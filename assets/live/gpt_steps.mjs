@@ -60,7 +60,7 @@ function softmax(z) {
 
 /** next_token_probs：logits 除以温度，只留最大的 top_k 个（与第 k 大的值相等的都留下：Python 用的是 “< 第 k 大的值”
  * 的掩码，与 topk 在并列时的先后无关），再 softmax。topK 为 null 时不截断。 */
-function nextTokenProbs(logits, temperature, topK) {
+export function nextTokenProbs(logits, temperature, topK) {
   const scaled = Float64Array.from(logits, (z) => z / temperature);
   if (topK !== null && topK < scaled.length) {
     const kth = Float64Array.from(scaled).sort().at(-topK); // 从大到小的第 k 个
@@ -72,7 +72,7 @@ function nextTokenProbs(logits, temperature, topK) {
 }
 
 /** sample_index：第一个累积概率超过 u 的下标（按下标从小到大相加）；舍入让总和不到 u 时取最后一个概率不为 0 的下标。 */
-function sampleIndex(q, u) {
+export function sampleIndex(q, u) {
   let total = 0;
   for (let i = 0; i < q.length; i++) {
     total += q[i];
