@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, cast
+from typing import Any
 
 from seqlab import gpt, train
 from seqlab.runtime import single_thread
@@ -38,7 +38,7 @@ class GptStepState:
 @lru_cache(maxsize=1)
 def _model() -> TinyDecoder:
     """检查点里的模型，参数换成 float64（每个数与 float32 的权重完全相同）。"""
-    return cast(TinyDecoder, train.load(gpt_chars.NAME).model_as(TinyDecoder).double())
+    return train.load(gpt_chars.NAME).model_as(TinyDecoder).double()
 
 
 @lru_cache(maxsize=1)
