@@ -9,7 +9,7 @@ import { InputError } from "./errors.mjs";
 import { KVCache, loadModel, tinyDecoder } from "./nn.mjs";
 import { fixed, formatG } from "./pyformat.mjs";
 import { Random } from "./random.mjs";
-import { cleanText } from "./states.mjs";
+import { byCodePoint, cleanText } from "./states.mjs";
 
 /** 网页上提供的参数：必须与 Python 说明里的 WebFace.params 相同（tests/test_live_web.py 检查）。 */
 export const PARAMS = ["prompt", "step", "sample", "temperature", "top_k", "seed"];
@@ -37,9 +37,6 @@ function model(data) {
 }
 
 // ---------------------------------------------------------------- 编码与解码（gpt.py）
-/** 按码位比较（Python 的 sorted 对字符串的顺序；JavaScript 默认按 UTF-16 单元比较，基本平面以外的字会排错）。 */
-const byCodePoint = (a, b) => a.codePointAt(0) - b.codePointAt(0);
-
 /** encode_prompt：〈始〉 + 提示的 token 编号；语料里没有的字直接拒绝（中文说明）。chars 是码位数组。 */
 function encodePrompt(data, m, chars) {
   const specials = data.specials.all;
