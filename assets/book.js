@@ -19,7 +19,7 @@
   }
 
   // 手机上放不下的长公式可以左右滚动：让它能用键盘聚焦（然后用方向键滚动），只给真的放不下的公式，
-  // 免得多出一串 Tab 停靠点。MathJax 排版完成后标一次，屏幕宽度变了再标一次。
+  // 免得多出一串 Tab 停靠点。公式在构建时已排好版：字体加载好后标一次，屏幕宽度变了再标一次。
   if (document.querySelector(".math")) {
     const markScrollable = () => {
       for (const m of document.querySelectorAll('mjx-container[display="true"]')) {
@@ -27,9 +27,7 @@
         else m.removeAttribute("tabindex");
       }
     };
-    const typeset = () => (window.MathJax && MathJax.startup && MathJax.startup.promise
-      ? MathJax.startup.promise : new Promise((r) => setTimeout(r, 100)).then(typeset));
-    typeset().then(() => {
+    document.fonts.ready.then(() => {
       markScrollable();
       let timer = 0;
       window.addEventListener("resize", () => { clearTimeout(timer); timer = setTimeout(markScrollable, 200); });

@@ -178,7 +178,8 @@ LIVE_SWEEP = """async ([index, fractions]) => {
   for (const fraction of fractions) {
     const n = f.live.timings.length;
     if (control.type === 'range') {
-      control.value = String(Math.round(Number(control.min) + fraction * (Number(control.max) - Number(control.min))));
+      const [low, high, step] = [Number(control.min), Number(control.max), Number(control.step) || 1];
+      control.value = String(low + Math.round((fraction * (high - low)) / step) * step);
       control.dispatchEvent(new Event('input', {bubbles: true}));
     } else {
       control.selectedIndex = Math.round(fraction * (control.options.length - 1));

@@ -1,6 +1,6 @@
 """在真实的无头 Chromium 里打开网站的每一页。
 
-检查：没有控制台错误；没有任何请求离开 127.0.0.1；公式已由 MathJax 排版；每张 plotly 图都画出来了；
+检查：没有控制台错误；没有任何请求离开 127.0.0.1；公式已在构建时排好版；每张 plotly 图都画出来了；
 拖动静态探索器的滑块（或选择下拉菜单）会改变图；中文搜索能找到第 1.1 节。每页的截图保存在
 ``_build/screenshots/``，供人查看。
 
@@ -97,10 +97,10 @@ def test_page_loads_offline_without_errors_and_renders_math_and_figures(browser,
     p = visit.page
     try:
         has_math = p.evaluate("document.querySelectorAll('.math').length") > 0
-        if has_math:
-            p.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=15000)
-            p.evaluate("MathJax.startup.promise")
-            p.wait_for_function("document.querySelectorAll('mjx-container').length > 0", timeout=15000)
+        if has_math:  # 公式在构建时排好版：到达时就是 <mjx-container>，字体加载好以后每个字都有宽度
+            assert p.evaluate("document.querySelectorAll('.math').length === document.querySelectorAll('.math mjx-container').length")
+            p.evaluate("document.fonts.ready")
+            assert p.evaluate("[...document.fonts].filter(f => f.family.startsWith('MJX')).every(f => f.status !== 'error')")
             raw = p.evaluate("document.querySelector('main').innerText")
             assert "$$" not in raw and "\\frac" not in raw, "页面上还有没排版的公式"
         wait_for_figures(p)  # 每张图滚到眼前时都画出来了
@@ -410,6 +410,8 @@ LIVE_PAGES = {  # 每个有网页实时面的探索器所在的页
     "next_token": "chapters/ch01/01_language_as_sequence.html",
     "layer_heads": "chapters/ch01/06_transformer.html",
     "it_attention": "chapters/ch01/05_self_attention.html",
+    "permutation": "chapters/ch01/06_transformer.html",
+    "tokenizer": "chapters/ch01/02_tokens_and_embeddings.html",
     "gpt_steps": "chapters/ch01/06_transformer.html",
 }
 LIVE_PAGE = LIVE_PAGES["score_matrix"]
@@ -586,6 +588,19 @@ LIVE_TYPING = {  # 带文本框的实时面：依次填进控件的合法取值�
         [{"noun_a": "😀🍎", "noun_b": "茶壶"}, {"noun_a": "砚台", "noun_b": "cup"}, {"noun_a": "", "noun_b": "茶壶"},
          {"noun_a": "砚台", "noun_b": "大玻璃茶壶"}, {"noun_a": "它们", "noun_b": "茶壶"}, {"noun_a": "砚台", "noun_b": "砚台"}],
     ),
+    # 每个部件各一次；坏的文字：空的、只有 1 个字、17 个字（上限 16）、一万个字
+    "permutation": (
+        [{"part": "attn_pos", "text": "狗咬了人"}, {"part": "block", "text": "我想吃🍎😀"},
+         {"part": "ffn", "text": " 𠀀𪚥龘 狗咬狗\u3000"}, {"part": "attn", "text": "奖杯放不进箱子因为它太大"}],
+        [{"text": t} for t in ("", " 狗 ", "奖杯放不进箱子因为它太大了真的太大", "字" * 10_000)],
+    ),
+    # 每个 BPE 词表大小各一次：中文、emoji、拉丁字母、生僻字与语料外的字、首尾的空白
+    "tokenizer": (
+        [{"vocab_size": 256, "text": "这本书我已经读过了"}, {"vocab_size": 400, "text": "我想吃🍎😀"},
+         {"vocab_size": 600, "text": "Hello, world! café ñ 123"}, {"vocab_size": 1000, "text": "𠀀𪚥龘 鲲鹏展翅"},
+         {"vocab_size": 2000, "text": "  小王在苹果公司工作　"}, {"vocab_size": 300, "text": "他一口气把那本小说读完了"}],
+        [{"text": t} for t in ("", "字" * 10_000)],
+    ),
     # 贪心与采样（温度、top-k、种子在默认值）：首尾的空白、一个字；坏的：空的、太长、emoji、语料里没有的字
     "gpt_steps": (
         [{"sample": False, "prompt": "苹果公司"}, {"sample": True, "prompt": " 这本书我已经读\u3000"},
@@ -636,6 +651,41 @@ def test_live_face_follows_typed_text_and_choices_as_python_does(browser, server
         visit.close()
 
 
+@pytest.mark.parametrize("device", ["desktop", "phone"])
+def test_live_permutation_follows_the_dragged_shuffle_slider_as_python_does(browser, server, device):
+    visit = Visit(browser, f"{server}/{LIVE_PAGES['permutation']}", device=DEVICES[device])
+    p = visit.page
+    try:
+        gd, switch, index, static = _switch_on(visit, device, "permutation")
+        raw = {"text": "狗咬了人", "part": "attn_pos", "shuffle": 1}
+        p.locator(".seqlab-live-control select").select_option(label="自注意力（加正弦位置）")
+        _expect_python(p, gd, "permutation", raw, "加正弦位置")
+
+        # 用真实的鼠标事件把“打乱方式”从 1 拖到右边，图要变成 Python 对那种打乱方式画出的图
+        slider = p.locator(".seqlab-live-control input[type=range]")
+        slider.scroll_into_view_if_needed()
+        box = slider.bounding_box()
+        y = box["y"] + box["height"] / 2
+        p.mouse.move(box["x"] + 2, y)
+        p.mouse.down()
+        for k in range(1, 6):
+            p.mouse.move(box["x"] + 2 + (0.6 * box["width"] - 2) * k / 5, y)
+        p.mouse.up()
+        shuffle = int(slider.input_value())
+        assert shuffle > 1, f"拖动后滑块应当变大，现在是 {shuffle}"
+        _expect_python(p, gd, "permutation", {**raw, "shuffle": shuffle}, f"拖到打乱方式 {shuffle}")
+        p.keyboard.press("ArrowLeft")  # 键盘也能调：聚焦的滑块左移一格
+        _expect_python(p, gd, "permutation", {**raw, "shuffle": shuffle - 1}, f"左移到打乱方式 {shuffle - 1}")
+
+        p.wait_for_timeout(300)
+        (boxes,) = [b for b in p.evaluate(FIGURE_TEXT_BOXES) if b["index"] == index]
+        assert not boxes["overlaps"] and not boxes["cut"], f"{device}：实时面的图中文字重叠或被裁掉：{boxes}"
+        p.screenshot(path=str(SHOTS / f"live-permutation-{device}.png"), full_page=False)
+        _switch_off(visit, gd, switch, static)
+    finally:
+        visit.close()
+
+
 def _drag_live_slider(p, slider, to: float) -> None:
     """用真实的鼠标事件把滑块从它现在的位置拖到宽度的 ``to``（0 到 1）处：按下、分五步移动、松开。"""
     slider.scroll_into_view_if_needed()
@@ -672,6 +722,9 @@ def test_live_gpt_follows_dragged_temperature_and_step_sliders_as_python_does(br
         raw["step"] = int(step.input_value())
         assert raw["step"] > 0, "拖动后应当不在第 0 步"
         _expect_python(p, gd, "gpt_steps", raw, f"拖到第 {raw['step']} 步")
+        p.keyboard.press("ArrowRight")  # 键盘也能调：聚焦的滑块右移一格
+        raw["step"] += 1
+        _expect_python(p, gd, "gpt_steps", raw, f"右移到第 {raw['step']} 步")
         p.wait_for_timeout(300)
         (boxes,) = [b for b in p.evaluate(FIGURE_TEXT_BOXES) if b["index"] == index]
         assert not boxes["overlaps"] and not boxes["cut"], f"{device}：实时面的图中文字重叠或被裁掉：{boxes}"

@@ -37,16 +37,26 @@ def test_local_assets_exist_and_plotly_js_matches_the_python_package():
     assert bundle.stat().st_size > 500_000
     assert plotly_version(bundle) == plotly_version(PYTHON_PLOTLY_JS) == "4.1.1"
     assert not (HTML / "_static" / "seqlab" / "plotly.min.js").exists(), "完整的 plotly.min.js 不应再复制进网站"
-    # MathJax 只加载用到的组件（不要 tex-chtml.js 里 0.4 MB 的右键菜单）
-    from book_ext import MATHJAX_COMPONENTS, MATHJAX_PATH
 
-    assert (HTML / "_static" / MATHJAX_PATH).exists()
-    for component in MATHJAX_COMPONENTS:
-        assert (HTML / "_static" / "mathjax" / f"{component}.js").exists(), component
-    section = (HTML / "chapters" / "ch01" / "01_language_as_sequence.html").read_text(encoding="utf-8")
-    assert f'src="../../_static/{MATHJAX_PATH}' in section and "tex-chtml.js" not in section
-    woff = list((HTML / "_static" / "mathjax").rglob("*.woff"))
-    assert woff, "MathJax 的字体没有复制进网站"
+
+MATH_ELEMENT = re.compile(r'<(span|div) class="math notranslate nohighlight"[^>]*>(.*?)</\1>', re.S)
+FONT_URL = re.compile(r"url\(([^)]+\.woff)\)")
+
+
+def test_math_is_typeset_at_build_time_and_its_fonts_are_in_the_site():
+    """公式在构建时排好版：页面里没有 MathJax 的脚本、没有没排的 TeX，每个公式元素里都是 <mjx-container>
+    （连同给读屏软件的 MathML），样式引用的每个字体文件都在网站里。"""
+    typeset = 0
+    for page in pages():
+        text = page.read_text(encoding="utf-8")
+        assert "mathjax" not in " ".join(re.findall(r"<script[^>]*>", text)).lower(), f"{page.name} 还在加载 MathJax"
+        for _, body in MATH_ELEMENT.findall(text):
+            assert "<mjx-container" in body and "<mjx-assistive-mml" in body, f"{page.name} 有没排版的公式：{body[:80]}"
+            assert "\\(" not in body and "\\[" not in body, f"{page.name} 有没排版的公式：{body[:80]}"
+            typeset += 1
+        for font in set(FONT_URL.findall(text)):
+            assert (page.parent / font).resolve().is_file(), f"{page.name} 的公式字体 {font} 不在网站里"
+    assert typeset > 300, f"全书只排了 {typeset} 个公式"
 
 
 def test_pages_are_within_budget_and_plotly_is_shared_not_inlined():

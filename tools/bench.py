@@ -42,6 +42,7 @@ from lab_latency import p95  # noqa: E402 —— 与 JupyterLab 延迟表同一�
 
 NOTEBOOK_BUDGET_S = 30.0
 UPDATE_BUDGET_MS = 50.0
+SECTION_LIVE_BUDGET_BYTES = 5_000_000  # 一节里全部实时面的代码与数据
 RECIPE_CPU_BUDGET_S = 60.0
 CHECKPOINT_BUDGET_BYTES = 2 * 2**20  # 与 tests/test_checkpoints.py 的上限相同
 RECIPE_TIMEOUT_S = 900
@@ -273,8 +274,8 @@ def bench_redraw(rounds: int):
 
 def bench_live_web(rounds: int):
     """每张有“实时计算”开关的图：在无头 Chromium（1280 px）里打开开关，把第一个滑块（没有滑块时是第一个下拉菜单）从最小拨到最大、再拨回来，
-    每次从读入控件到图画完的中位数与 p95、其中计算（不含 plotly.js 重画）的中位数，以及打开开关时下载的字节数。
-    没有 Chromium 或网站时返回 None。"""
+    每次从读入控件到图画完的中位数与 p95、其中计算（不含 plotly.js 重画）的中位数，以及打开开关时下载的字节数；
+    另给出每个页面打开全部开关一共下载的字节数。没有 Chromium 或网站时返回 None。"""
     from browser import has_chromium, launch, serve
     from sitecheck import DESKTOP, HTML, LIVE_FIGURES, LIVE_SWEEP, content_pages, wait_for_figures
 
@@ -282,7 +283,7 @@ def bench_live_web(rounds: int):
         return None
     from playwright.sync_api import sync_playwright
 
-    rows = []
+    rows, sections = [], {}  # sections：每个页面打开全部开关一共下载的字节数（共用的文件只下载一次）
     with serve(HTML) as base, sync_playwright() as pw:
         browser = launch(pw)
         for path in content_pages():
@@ -301,9 +302,10 @@ def bench_live_web(rounds: int):
                 compute = statistics.median(result["compute"])
                 rows.append((f"{name} · {explorer}", median, p95(times), compute, len(times), result["loaded"],
                              median <= UPDATE_BUDGET_MS))
+                sections[name] = sections.get(name, 0) + result["loaded"]
             page.close()
         browser.close()
-    return rows
+    return rows, sections
 
 
 def bench_site():
@@ -315,7 +317,7 @@ def bench_site():
     static = HTML / "_static"
     shared = {
         "plotly-cartesian.min.js（按需加载）": (static / "seqlab" / "plotly-cartesian.min.js").stat().st_size,
-        "mathjax/（整个目录）": sum(f.stat().st_size for f in (static / "mathjax").rglob("*") if f.is_file()),
+        "seqlab/mathjax-fonts/（公式字体，页面只下载用到的）": sum(f.stat().st_size for f in (static / "seqlab" / "mathjax-fonts").iterdir()),
         "_static/（全部）": sum(f.stat().st_size for f in static.rglob("*") if f.is_file()),
         "searchindex.js": (HTML / "searchindex.js").stat().st_size,
     }
@@ -401,10 +403,15 @@ def main(argv=None) -> int:
             print("（滑块从最小拨到最大再拨回来；“打开时下载”：实时面的代码与数据，只在打开“实时计算”时下载）")
             w = (52, 12, 10, 12, 6, 14, 6)
             print(_row(("图", "中位数 ms", "p95 ms", "其中计算 ms", "次数", "打开时下载", "预算"), w))
-            for name, median, high, compute, n, loaded, good in live:
+            rows, sections = live
+            for name, median, high, compute, n, loaded, good in rows:
                 ok &= good
                 cells = (f"{median:.0f}", f"{high:.0f}", f"{compute:.1f}", n, f"{loaded / 1024:.0f} KB", "✓" if good else "✗")
                 print(_row((name, *cells), w))
+            print(f"\n== 每一节打开全部“实时计算”一共下载的字节数（预算 ≤ {SECTION_LIVE_BUDGET_BYTES / 1e6:.0f} MB）==")
+            for name, loaded in sections.items():
+                ok &= loaded <= SECTION_LIVE_BUDGET_BYTES
+                print(_row((name, f"{loaded / 1024:.0f} KB", "✓" if loaded <= SECTION_LIVE_BUDGET_BYTES else "✗"), (52, 12, 6)))
             print()
 
     if not args.skip_recipes:

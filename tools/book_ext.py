@@ -3,7 +3,9 @@
 * plotly.js 用 npm 装的 cartesian 部分包（只含本书用到的散点、柱形、热力图等类型，与 Python 包自带的
   plotly.js 同一版本），复制进网站；含图的页面只延迟加载小小的 ``assets/figures.js``，它在第一张图快要滚进
   屏幕时才加载 plotly.js，每张图的数据也写在单独的小文件里、滚到跟前才加载（见 :func:`externalize_figures`）；
-* MathJax 只加载用到的组件（TeX 输入、CHTML 输出、给读屏软件的 MathML），不加载右键菜单；
+* 公式在构建时由 MathJax 排好版（``tools/mathjax.mjs``，CHTML 输出连同给读屏软件的隐藏 MathML）：
+  读者的浏览器不下载、不运行 MathJax，页面里也没有指向 MathJax 的脚本（本书自己的数学渲染器 ``seqlab``
+  只写出 ``\\(…\\)`` 与 ``\\[…\\]``，不像 Sphinx 的 mathjax 渲染器那样插入脚本）；
 * 每一页延迟加载 ``assets/book.js``（侧栏开关、图的工具栏）；搜索索引只在搜索页加载（见
   ``assets/templates/layout.html``）；主题的图标脚本裁剪到本书用到的几个图标；
 * 启动按钮只在给出仓库地址时出现；“下载”按钮给出确实存在的笔记本（学生版，不含答案）；
@@ -22,6 +24,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import plotly
@@ -36,10 +39,7 @@ PLOTLY_STATIC = "seqlab/plotly-cartesian.min.js"
 OWN_FILES = ("book.css", "book.js", "figures.js")
 FIGURE_DATA = "seqlab/figures"  # _static 下每张图的数据文件所在的文件夹
 LIVE = "seqlab/live"  # _static 下网页实时面的模块与说明
-# MathJax 3 的组件：与 tex-chtml.js 相同的 TeX 输入与 CHTML 输出、给读屏软件的隐藏 MathML，但不要右键菜单
-# （ui/menu 一个就有 0.4 MB）。TeX 的扩展包按需从 input/tex/extensions/ 自动加载。
-MATHJAX_PATH = "mathjax/startup.js"
-MATHJAX_COMPONENTS = ["input/tex", "output/chtml", "a11y/assistive-mml"]
+MATH_RENDERER = "seqlab"  # 写出与 sphinx.ext.mathjax 相同的 HTML，但不插入 MathJax 脚本：公式在构建结束时排版
 NOTEBOOKS = "notebooks"  # 网站里可下载的学生版笔记本所在的文件夹
 
 GLOSSARY = ROOT / "chapters" / "appendix" / "glossary.md"
@@ -135,10 +135,7 @@ def _config_inited(app, config):
     config.html_search_options = {"dict": str(_search_dictionary(app))}
     options = {**config.html_theme_options, **launch_options()}
     config.html_theme_options = {k: v for k, v in options.items() if v is not None}
-    config.mathjax_path = MATHJAX_PATH
-    mathjax = dict(config.mathjax3_config or {})
-    mathjax["loader"] = {**mathjax.get("loader", {}), "load": MATHJAX_COMPONENTS}
-    config.mathjax3_config = mathjax
+    config.html_math_renderer = MATH_RENDERER
     # myst-nb 在页面含控件状态时会从公网加载 require.js 与控件管理器：一律关掉。
     config.nb_ipywidgets_js = {}
 
@@ -389,10 +386,21 @@ def _build_finished(app, exception):
         if fixed != text:
             page.write_text(fixed, encoding="utf-8")
     _trim_icons(app, pages)
+    _typeset_math(out, pages)
     _write_notebooks(app)
 
 
+def _typeset_math(out: Path, pages: list[Path]) -> None:
+    """用 node 运行 ``tools/mathjax.mjs``：把每页的公式排成 CHTML（npm 装的 mathjax-full，版本锁在 package-lock.json）。"""
+    if shutil.which("node") is None:
+        raise RuntimeError("构建网站需要 node 来排版公式：请安装 Node.js（make book 之前先 npm ci）")
+    subprocess.run(["node", str(HERE / "mathjax.mjs"), str(out), *map(str, pages)], check=True)
+
+
 def setup(app):
+    from sphinx.ext import mathjax
+
+    app.add_html_math_renderer(MATH_RENDERER, (mathjax.html_visit_math, None), (mathjax.html_visit_displaymath, None))
     app.connect("config-inited", _config_inited)
     app.connect("builder-inited", _copy_own_assets)
     app.connect("html-page-context", _page_context, priority=900)

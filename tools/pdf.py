@@ -75,9 +75,7 @@ def render(out: Path) -> Path:
         for url in reading_order(page, base + "/"):
             page.goto(url, wait_until="load")
             page.add_style_tag(content=SCREEN_FOR_PRINT)
-            if page.evaluate("document.querySelectorAll('.math').length"):
-                page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=15000)
-                page.evaluate("MathJax.startup.promise")
+            page.evaluate("document.fonts.ready")  # 公式在构建时排好版，只需等它的字体
             # 网页上的图滚到跟前才画；讲义里要全部画出来
             page.evaluate("window.seqlabDrawAllFigures ? seqlabDrawAllFigures() : null")
             page.wait_for_timeout(500)

@@ -1,6 +1,6 @@
 /* 训练好的小模型在浏览器里的前向计算（seqlab/transformer.py 与 seqlab/attention.py 的对应）：嵌入与正弦位置、
- * 层归一化、缩放点积注意力（单头的 SelfAttention、带因果掩码的多头自注意力）、逐位置前馈网络，
- * 以及把它们组装起来的 TinyDecoder（可带 KV cache）与 PronounResolver。
+ * 层归一化、缩放点积注意力（单头的 SelfAttention、多头自注意力，可带因果掩码）、逐位置前馈网络、
+ * post-norm 的 TransformerBlock，以及把它们组装起来的 TinyDecoder（可带 KV cache）与 PronounResolver。
  * 权重来自 Python 的 web_data()（seqlab.states.packed：float32 原样），这里一律用 float64 计算。
  * 矩阵按行存在 Float64Array 里：S × d 的矩阵第 t 行是 values[t·d … t·d + d)。 */
 
@@ -89,16 +89,18 @@ export function softmaxRows(Z, rows, cols) {
 }
 
 /** sinusoidal_positions：(S, d)，PE[pos, 2i] = sin(pos / 10000^(2i/d))，PE[pos, 2i+1] = cos(…)；第 t 行是绝对位置 offset + t。
- * 与 PyTorch 一样每一步取 float32（Math.fround）。PyTorch 的 float32 sin、cos 不总是最近的 float32：
- * 长度 17 时约二十分之一的数与这里差一个 ulp（相对 6e-8），模型输出因此相差不到 1e-6（相对）。 */
-export function sinusoidalPositions(S, d, offset = 0) {
+ * 与 PyTorch 的默认 dtype=float32 一样每一步取 float32（Math.fround）。PyTorch 的 float32 sin、cos 不总是最近的 float32：
+ * 长度 17 时约二十分之一的数与这里差一个 ulp（相对 6e-8），模型输出因此相差不到 1e-6（相对）。
+ * float32 = false 对应 dtype=torch.float64：每一步都是 float64。 */
+export function sinusoidalPositions(S, d, { float32 = true, offset = 0 } = {}) {
+  const round = float32 ? Math.fround : (x) => x;
   const PE = new Float64Array(S * d);
   for (let twoI = 0; twoI < d; twoI += 2) {
-    const scale = Math.fround(10000 ** Math.fround(twoI / d));
+    const scale = round(10000 ** round(twoI / d));
     for (let pos = 0; pos < S; pos++) {
-      const angle = Math.fround((offset + pos) / scale);
-      PE[pos * d + twoI] = Math.fround(Math.sin(angle));
-      PE[pos * d + twoI + 1] = Math.fround(Math.cos(angle));
+      const angle = round((offset + pos) / scale);
+      PE[pos * d + twoI] = round(Math.sin(angle));
+      PE[pos * d + twoI + 1] = round(Math.cos(angle));
     }
   }
   return PE;
@@ -169,26 +171,31 @@ export class KVCache {
   }
 }
 
-/** MultiHeadSelfAttention 加因果掩码：X (S, d) → {out (S, d), alpha: 每个头一个 (S, T)}。
- * 第 h 个头读 Q、K、V 的第 h·d_k … (h+1)·d_k 列，分数 Q Kᵀ / √d_k，位置 i 只读 j ≤ i。
- * 传入 cache 时 X 是接在缓存的 offset 个位置之后的新位置：本层的 K、V 接到缓存末尾（T = offset + S），
- * 新位置 i 读缓存里的全部历史和自己之前的新位置（j ≤ offset + i）。 */
-export function causalSelfAttention(X, S, p, prefix, nHeads, cache = null, layer = 0, offset = 0) {
+/** MultiHeadSelfAttention：X (S, d) → {out (S, d), alpha: 每个头一个 (S, T)}。
+ * 第 h 个头读 Q、K、V 的第 h·d_k … (h+1)·d_k 列，分数 Q Kᵀ / √d_k；allowed(i, j) 为假时位置 i 不读 j（默认不加掩码）。
+ * 传入 cache 时 X 是接在缓存里的位置之后的新位置：本层的 K、V 接到缓存末尾，Query 读缓存里的全部 T 个位置；不传时 T = S。 */
+export function multiHeadSelfAttention(X, S, p, prefix, nHeads, allowed = () => true, cache = null, layer = 0) {
   const [Q, Knew, Vnew] = ["W_Q", "W_K", "W_V"].map((w) => linear(X, S, p[`${prefix}.${w}.weight`], p[`${prefix}.${w}.bias`]));
   const [K, V] = cache ? cache.append(layer, Knew, Vnew, S) : [Knew, Vnew];
-  const T = offset + S;
   const d = p[`${prefix}.W_Q.weight`].shape[0];
   const dk = d / nHeads;
+  const T = K.length / d;
   const heads = new Float64Array(S * d); // 各头的结果首尾拼接（merge_heads）
   const alpha = [];
   for (let h = 0; h < nHeads; h++) {
     const q = columns(Q, S, d, h * dk, (h + 1) * dk);
     const [k, v] = [K, V].map((M) => columns(M, T, d, h * dk, (h + 1) * dk));
-    const head = scaledDotProductAttention(q, k, v, S, dk, dk, (i, j) => j <= offset + i, T);
+    const head = scaledDotProductAttention(q, k, v, S, dk, dk, allowed, T);
     for (let i = 0; i < S; i++) heads.set(head.out.subarray(i * dk, (i + 1) * dk), i * d + h * dk);
     alpha.push(head.alpha);
   }
   return { out: linear(heads, S, p[`${prefix}.W_O.weight`], p[`${prefix}.W_O.bias`]), alpha };
+}
+
+/** MultiHeadSelfAttention 加因果掩码：位置 i 只读 j ≤ i。带 KV cache 时新位置 i 接在缓存的 offset 个位置之后，
+ * 读缓存里的全部历史和自己之前的新位置（j ≤ offset + i）。 */
+export function causalSelfAttention(X, S, p, prefix, nHeads, cache = null, layer = 0, offset = 0) {
+  return multiHeadSelfAttention(X, S, p, prefix, nHeads, (i, j) => j <= offset + i, cache, layer);
 }
 
 /** 逐位置前馈网络 second(relu(first(x)))：first、second 是两个 nn.Linear 的名字（TinyDecoder 的 W_1、W_2，
@@ -199,6 +206,18 @@ export function ffn(X, S, p, first, second) {
 }
 
 const addInPlace = (X, Y) => X.forEach((x, i) => (X[i] = x + Y[i]));
+
+/** TransformerBlock(norm_first=False) 的前向（post-norm，原论文；不加掩码）：X (S, d) → {X (S, d), alpha}，
+ * X ← LN₁(X + Attn(X))，X ← LN₂(X + FFN(X))。参数名以 prefix 开头（attn.…、ffn.W_1、norm1.gamma……）。 */
+export function postNormBlock(X, S, p, prefix, nHeads) {
+  const norm = (n, Y) => layerNorm(Y, S, p[`${prefix}.${n}.gamma`], p[`${prefix}.${n}.beta`]);
+  const { out, alpha } = multiHeadSelfAttention(X, S, p, `${prefix}.attn`, nHeads);
+  addInPlace(out, X);
+  const H = norm("norm1", out);
+  const F = ffn(H, S, p, `${prefix}.ffn.W_1`, `${prefix}.ffn.W_2`);
+  addInPlace(F, H);
+  return { X: norm("norm2", F), alpha };
+}
 
 // ---------------------------------------------------------------- 模型
 /** TinyDecoder 的前向：ids（长 S 的 token 编号）→ {logits (S, V), weights: 每层每个头的 alpha (S, T)}。
@@ -211,7 +230,7 @@ export function tinyDecoder(model, ids, cache = null) {
   const S = ids.length;
   const offset = cache ? cache.length : 0;
   const E = p["embed.weight"].values;
-  const X = sinusoidalPositions(S, d, offset);
+  const X = sinusoidalPositions(S, d, { offset });
   ids.forEach((id, t) => {
     for (let i = 0; i < d; i++) X[t * d + i] += E[id * d + i] * Math.sqrt(d);
   });

@@ -76,6 +76,18 @@ export function formatG(x) {
   return sign(x) + place(digits, e, e < -4 || e >= p, 0);
 }
 
+/** Python 的 ``format(x, ".{d}e")``：d 位小数的科学记数法，指数至少两位。 */
+export function exponential(x, d) {
+  x = Number(x);
+  const s = special(x);
+  if (s) return s;
+  if (x === 0) return `${sign(x)}${fixed(0, d)}e+00`;
+  let e = exponent(x);
+  let q = roundScaled(x, d - e);
+  if (q >= 10n ** BigInt(d + 1)) q = roundScaled(x, d - ++e); // 进位进到了下一个数量级（9.96 → 1.0e+01）
+  return sign(x) + place(q.toString(), e, true, 0);
+}
+
 /** Python 的 ``repr``：字符串、整数（BigInt）、小数（Number，最短的往返写法）、布尔值。 */
 export function repr(value) {
   if (typeof value === "bigint") return value.toString();

@@ -7,6 +7,9 @@ const MAX_TEXT_CHARS = 2000;
 // JavaScript 的 trim() 少了 \x1c–\x1f 与 \x85，又多了 \ufeff
 const SPACE = /[\t\n\v\f\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/;
 
+/** Python 的 ch.isspace()（ch 是一个字符）。 */
+export const isSpace = (ch) => SPACE.test(ch);
+
 /** Python 的 str.strip()：从两头逐个去掉空白（与 Python 一样只看一遍，不回溯）。 */
 function strip(text) {
   let start = 0;

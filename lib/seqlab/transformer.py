@@ -23,17 +23,18 @@ from seqlab.errors import InputError, guard_memory
 
 
 # ---------------------------------------------------------------- 位置表示
-def sinusoidal_positions(S: int, d_model: int, offset: int = 0) -> torch.Tensor:
+def sinusoidal_positions(S: int, d_model: int, offset: int = 0, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """正弦位置表示，形状 ``(S, d_model)``，第 ``t`` 行对应绝对位置 ``offset + t``：
 
     ``PE[pos, 2i] = sin(pos / 10000^(2i/d))``，``PE[pos, 2i+1] = cos(pos / 10000^(2i/d))``。
+    ``dtype`` 是计算与结果的精度（``torch.float64`` 时每一步都用 float64 算）。
     """
     if d_model % 2:
         raise InputError(f"正弦位置表示要求 d_model 是偶数，现在是 {d_model}。")
-    pos = torch.arange(offset, offset + S, dtype=torch.float32)[:, None]  # (S, 1)
-    two_i = torch.arange(0, d_model, 2, dtype=torch.float32)  # (d/2,)
+    pos = torch.arange(offset, offset + S, dtype=dtype)[:, None]  # (S, 1)
+    two_i = torch.arange(0, d_model, 2, dtype=dtype)  # (d/2,)
     angle = pos / 10000 ** (two_i / d_model)  # (S, d/2)
-    PE = torch.zeros(S, d_model)
+    PE = torch.zeros(S, d_model, dtype=dtype)
     PE[:, 0::2] = torch.sin(angle)
     PE[:, 1::2] = torch.cos(angle)
     return PE

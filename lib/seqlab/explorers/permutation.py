@@ -4,7 +4,7 @@
 两者相同（置换等变）；加上正弦位置以后两者不再相同。
 """
 
-from seqlab.explorers import Explorer, Param, register
+from seqlab.explorers import Explorer, Param, WebFace, register
 from seqlab.figures import permutation as figure
 from seqlab.states import permutation as state
 
@@ -34,7 +34,10 @@ EXPLORER = register(
             {"text": EXAMPLE_TEXT, "part": "attn_pos", "shuffle": 1},
             {"text": LONG_TEXT, "part": "ffn", "shuffle": 3},
             {"text": LONG_TEXT, "part": "block", "shuffle": 5},
+            # 两个「狗」互换位置：加了位置，它们的行也变了，中间的「咬」纹丝不动
+            {"text": "狗咬狗", "part": "attn_pos", "shuffle": 4},
         ],
         static_prefix="部件：",
+        web=WebFace(params=("text", "part", "shuffle"), data=state.web_data),
     )
 )

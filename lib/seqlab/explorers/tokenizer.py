@@ -1,6 +1,6 @@
 """第 1.2 节的探索器：同一段文字按字、按词（jieba）、按字节级 BPE 切分，以及序列长度与词表大小。"""
 
-from seqlab.explorers import Explorer, Param, register
+from seqlab.explorers import Explorer, Param, WebFace, register
 from seqlab.figures import tokenizer as figure
 from seqlab.states import tokenizer as state
 from seqlab.tokenize import BPE_SIZES
@@ -28,5 +28,6 @@ EXPLORER = register(
             {"text": "鲲鹏展翅九万里 hello 😀", "vocab_size": 600},
         ],
         static_prefix="BPE 词表大小 ",
+        web=WebFace(params=("text", "vocab_size"), data=state.web_data),
     )
 )

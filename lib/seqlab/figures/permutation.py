@@ -7,16 +7,17 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from seqlab.states.permutation import PARTS, PermutationState
+from seqlab.states.permutation import PARTS, ROUNDING, PermutationState
 
-FLOOR = 1e-9  # 对数坐标画不了 0：比它还小的差异按它来画（悬停时显示真实值）
+FLOOR = ROUNDING  # 对数坐标画不了 0：记为 0 的差异（舍入误差以内）画在这里（悬停时显示 0）
 
 
 def _title(state: PermutationState, sep: str = "｜") -> str:
     """图的标题（``sep="<br>"`` 时分两行，窄屏上不会被截断）与实时面的说明文字（一行）。"""
     order = "".join(state.tokens) + " → " + "".join(state.shuffled)
     verdict = "两者相同：置换等变" if state.equivariant else "两者不同：顺序信息进来了"
-    return f"{PARTS[state.part]}｜{order}{sep}最大差异 {state.max_gap:.1e}，{verdict}"
+    gap = f"最大差异 {state.max_gap:.1e}" if state.max_gap else f"最大差异不到 {ROUNDING:g}"
+    return f"{PARTS[state.part]}｜{order}{sep}{gap}，{verdict}"
 
 
 def caption(state: PermutationState) -> str:

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from seqlab import corpus
 from seqlab.errors import InputError
 from seqlab.states import clean_text
 from seqlab.tokenize import (
     BPE_SIZES,
+    UNK,
     book_bpe,
     book_char_tokenizer,
     book_word_tokenizer,
     corpus_lengths,
     is_whole_chars,
     piece_bytes,
+    segmenter_words,
 )
 
 MAX_CHARS = 60
@@ -109,3 +113,21 @@ def tokenizer_state(text: str, vocab_size: int) -> TokenizerState:
     sizes, corpus_means = corpus_curve()
     lengths = [len(book_bpe(v).encode(text)) for v in BPE_SIZES]
     return TokenizerState(text, vocab_size, rows, list(sizes), lengths, list(corpus_means))
+
+
+def web_data() -> dict[str, Any]:
+    """网页实时面计算 ``tokenizer_state`` 所需的常量：字表与词表（``itos``，下标就是 ID）、分词器补的词
+    （``segmenter_words``，网页上的 jieba-wasm 照样补上）、每个 BPE 的 tokenizer.json（Hugging Face ``tokenizers``
+    的原样，浏览器里的 tokenizers.js 由它建出同一个分词器），以及与文字无关的语料曲线 ``corpus_curve``。"""
+    sizes, means = corpus_curve()
+    return {
+        "max_chars": MAX_CHARS,
+        "unk": UNK,
+        "char_itos": book_char_tokenizer().vocab.itos,
+        "word_itos": book_word_tokenizer().vocab.itos,
+        "segmenter_words": segmenter_words(),
+        "bpe_sizes": BPE_SIZES,
+        "bpe": {str(v): json.loads(book_bpe(v).backend.to_str()) for v in BPE_SIZES},
+        "corpus_sizes": sizes,
+        "corpus_lengths": means,
+    }
