@@ -417,6 +417,7 @@ LIVE_PAGES = {  # 每个有网页实时面的探索器所在的页
     "apple_context": "chapters/ch01/02_tokens_and_embeddings.html",
     "attention_weights": "chapters/ch01/04_seq2seq_bottleneck.html",
     "cross_attention_weights": "chapters/ch01/06_transformer.html",
+    "gpt_steps": "chapters/ch01/06_transformer.html",
 }
 LIVE_PAGE = LIVE_PAGES["score_matrix"]
 LIVE_FIGURE = "name => window.seqlabFigures.findIndex(f => f.spec?.layout.meta?.live === name)"
@@ -622,6 +623,12 @@ LIVE_TYPING = {  # 带文本框的实时面：依次填进控件的合法取值�
             ("😀🍎", "老师说这本书以前读过", "老师"), ("老师讲得很有趣", "", "老师"),
             ("字" * 10_000, "老师说这本书以前读过", "老师"), ("老师讲得很有趣", "老师说这本书以前读过", "café"))],
     ),
+    # 贪心与采样（温度、top-k、种子在默认值）：首尾的空白、一个字；坏的：空的、太长、emoji、语料里没有的字
+    "gpt_steps": (
+        [{"sample": False, "prompt": "苹果公司"}, {"sample": True, "prompt": " 这本书我已经读\u3000"},
+         {"sample": True, "prompt": "小王"}, {"sample": False, "prompt": "他"}],
+        [{"prompt": t} for t in ("", "字" * 10_000, "他" * 25, "我想吃🍎😀", "Ωmega", "𠀀")],
+    ),
 }
 # 源句、步数与模型（源句最后填：说明只随源句与模型变，最后一个控件改完，说明才是这一组的）：两个模型、步数超过句长、
 # 半角逗号与空白、不合语法的句子；坏的源句是空的、一万个字、emoji、拉丁字母、超过 24 个字
@@ -775,6 +782,57 @@ def test_live_step_slider_dragged_with_the_mouse_moves_the_frame_as_python_does(
         assert not boxes["overlaps"] and not boxes["cut"], f"{device}：实时面的图中文字重叠或被裁掉：{boxes}"
         assert not run_axe(p), "打开实时面之后有 axe 的严重问题"
         p.screenshot(path=str(SHOTS / f"live-{name}-{device}.png"), full_page=False)
+        _switch_off(visit, gd, switch, static)
+    finally:
+        visit.close()
+
+
+def _drag_live_slider(p, slider, to: float) -> None:
+    """用真实的鼠标事件把滑块从它现在的位置拖到宽度的 ``to``（0 到 1）处：按下、分五步移动、松开。"""
+    slider.scroll_into_view_if_needed()
+    box = slider.bounding_box()
+    low, high = float(slider.get_attribute("min")), float(slider.get_attribute("max"))
+    y = box["y"] + box["height"] / 2
+    start = box["x"] + box["width"] * (float(slider.input_value()) - low) / (high - low)
+    p.mouse.move(start, y)
+    p.mouse.down()
+    for k in range(1, 6):
+        p.mouse.move(start + (box["x"] + to * box["width"] - start) * k / 5, y)
+    p.mouse.up()
+
+
+@pytest.mark.parametrize("device", ["desktop", "phone"])
+def test_live_gpt_follows_dragged_temperature_and_step_sliders_as_python_does(browser, server, device):
+    """小 GPT 的实时面：换成采样后拖温度（每次重新生成整段），再拖“第几步”（只取出缓存的生成里的一步），
+    图与说明都与 Python 对同样取值给出的相同。"""
+    visit = Visit(browser, f"{server}/{LIVE_PAGES['gpt_steps']}", device=DEVICES[device])
+    p = visit.page
+    try:
+        gd, switch, index, static = _switch_on(visit, device, "gpt_steps")
+        raw = {"prompt": "他一口气把", "step": 0, "sample": True, "temperature": 1.0, "top_k": 5, "seed": 0}
+        controls = p.locator(".seqlab-live-controls")
+        controls.get_by_label("解码", exact=True).select_option(label="采样")
+        _expect_python(p, gd, "gpt_steps", raw, "采样")
+        temperature = controls.get_by_label("温度", exact=True)
+        _drag_live_slider(p, temperature, 0.85)
+        raw["temperature"] = float(temperature.input_value())
+        assert raw["temperature"] > 1.0, f"拖动后温度应当变高，现在是 {raw['temperature']}"
+        _expect_python(p, gd, "gpt_steps", raw, f"温度拖到 {raw['temperature']}")
+        step = controls.get_by_label("第几步", exact=True)
+        _drag_live_slider(p, step, 0.3)
+        raw["step"] = int(step.input_value())
+        assert raw["step"] > 0, "拖动后应当不在第 0 步"
+        _expect_python(p, gd, "gpt_steps", raw, f"拖到第 {raw['step']} 步")
+        p.keyboard.press("ArrowRight")  # 键盘也能调：聚焦的滑块右移一格
+        raw["step"] += 1
+        _expect_python(p, gd, "gpt_steps", raw, f"右移到第 {raw['step']} 步")
+        p.wait_for_timeout(300)
+        (boxes,) = [b for b in p.evaluate(FIGURE_TEXT_BOXES) if b["index"] == index]
+        assert not boxes["overlaps"] and not boxes["cut"], f"{device}：实时面的图中文字重叠或被裁掉：{boxes}"
+        live = p.evaluate(f"(({{timings, computeTimings}}) => ({{timings, computeTimings}}))(window.seqlabFigures[{index}].live)")
+        print(f"{device}：gpt_steps 实时面 {len(live['timings'])} 次更新，每次（毫秒，含重画）{live['timings']}，"
+              f"其中计算 {live['computeTimings']}")
+        p.screenshot(path=str(SHOTS / f"live-gpt_steps-{device}.png"), full_page=False)
         _switch_off(visit, gd, switch, static)
     finally:
         visit.close()

@@ -86,6 +86,39 @@ def test_temperature_and_top_k_match_a_brute_force_distribution(temperature, k):
     assert torch.allclose(gpt.next_token_probs(logits), torch.softmax(logits, -1))
 
 
+def test_top_k_keeps_every_logit_tied_with_the_kth_largest():
+    # 截断按“小于第 k 大的值”去掉：与第 k 大的值并列的都留下，结果与 topk 在并列时的先后无关
+    logits = torch.tensor([2.0, 1.0, 3.0, 1.0, 0.0], dtype=torch.float64)
+    q = gpt.next_token_probs(logits, 1.0, 3)  # 第 3 大的值是 1，两个 1 都留下：4 个不为 0
+    e = [math.exp(z) for z in (2.0, 1.0, 3.0, 1.0)]
+    assert q.tolist() == pytest.approx([w / sum(e) for w in e] + [0.0], rel=1e-12)
+
+
+def test_inverse_cdf_gives_each_index_its_probability_and_never_a_zero_one():
+    q = gpt.next_token_probs(torch.tensor([0.3, -1.0, 2.0, 0.7, 1.1, -0.2]), 0.8, 4)
+    N = 10_000
+    counts = [0] * len(q)
+    for i in range(N):  # 均匀地铺满 [0, 1) 的 u：每个下标分到的份数就是它占的那段长度
+        counts[gpt.sample_index(q, (i + 0.5) / N)] += 1
+    for count, qi in zip(counts, q.tolist()):
+        assert abs(count / N - qi) <= 1 / N
+    # 舍入让总和略小于 1、u 又落在它之上：取最后一个概率不为 0 的下标，而不是被 top-k 去掉的最后一个
+    assert gpt.sample_index(torch.tensor([0.25, 0.5, 0.0]), 0.9) == 1
+
+
+def test_sampled_first_tokens_follow_the_temperature_and_top_k_distribution(ckpt, vocab):
+    decoding = gpt.Decoding(sample=True, temperature=1.5, top_k=6)
+    with torch.no_grad():
+        logits = ckpt.model(gpt.encode_prompt("我", vocab))[0, -1]
+    want = _brute_force_probs(logits, decoding.temperature, decoding.top_k)  # 独立算出的采样分布
+    N = 600
+    firsts = [gpt.generate_steps(ckpt.model, vocab, "我", 1, gpt.Decoding(True, 1.5, 6, seed))[0].token
+              for seed in range(N)]
+    for i, qi in enumerate(want):
+        freq = firsts.count(vocab.itos[i]) / N
+        assert abs(freq - qi) <= 4 * math.sqrt(qi * (1 - qi) / N) + 1 / N, (vocab.itos[i], freq, qi)
+
+
 @pytest.mark.parametrize("bad", [dict(temperature=0.0), dict(temperature=math.nan), dict(temperature=-1.0),
                                  dict(top_k=0), dict(top_k=11), dict(top_k=2.5)])
 def test_bad_decoding_settings_are_refused_in_chinese(bad):
@@ -117,8 +150,10 @@ def test_greedy_decoding_equals_the_recomputing_reference_and_reads_the_cache_as
 
 def test_sampling_uses_its_own_generator_stays_in_the_top_k_and_is_reproducible(ckpt, vocab):
     torch.manual_seed(5)
-    expected = torch.rand(3)
+    random.seed(5)
+    expected = (torch.rand(3), random.random())
     torch.manual_seed(5)
+    random.seed(5)
     texts = {}
     for seed in range(12):
         decoding = gpt.Decoding(sample=True, temperature=1.5, top_k=2, seed=seed)
@@ -127,7 +162,7 @@ def test_sampling_uses_its_own_generator_stays_in_the_top_k_and_is_reproducible(
             assert s.token in [t for t, _ in s.probs[:2]], "top-k = 2 时只能选前两名"
         texts[seed] = "".join(s.token for s in steps)
         assert texts[seed] == "".join(s.token for s in gpt.generate_steps(ckpt.model, vocab, "苹果", 12, decoding))
-    assert torch.equal(torch.rand(3), expected), "采样改动了全局随机数"
+    assert torch.equal(torch.rand(3), expected[0]) and random.random() == expected[1], "采样改动了全局随机数"
     assert len(set(texts.values())) > 3
     greedy = gpt.generate_text(ckpt.model, vocab, "苹果", 12)
     assert all(gpt.generate_text(ckpt.model, vocab, "苹果", 12, gpt.Decoding(True, 1.0, 1, s)) == greedy

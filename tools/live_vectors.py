@@ -2,7 +2,8 @@
 
 另写三份共用部分的对照：``shared/segment.json``（网页上的分词——jieba-wasm 加本书补的词——与 Python 的 jieba）、
 ``shared/bpe.json``（网页上的字节级 BPE——tokenizers.js 读本书的 tokenizer.json——与 Python 的 ``tokenizers``，
-每个词表大小下的切分）与 ``shared/random.json``（``assets/live/random.mjs`` 与 Python 的 ``random.Random``）。
+每个词表大小下的切分）与 ``shared/random.json``（``assets/live/random.mjs`` 与 Python 的 ``random.Random``）；
+以及小 GPT 采样的对照 ``gpt_steps/sampling.json``（温度与 top-k 的分布、逆 CDF 采样、许多组设置下的整次采样生成）。
 
 每份里是写进网站的说明（``seqlab.explorers.web.spec``）和一组用例：网页控件给出的原样取值（随机的、边界的、坏的），
 以及 Python 的结果——状态（``states.to_json``）、整张图与说明，或者读者看到的中文消息。
@@ -16,9 +17,12 @@ import random
 import sys
 from pathlib import Path
 
-from seqlab import corpus, explorers, figures, states, tokenize
+import torch
+
+from seqlab import corpus, explorers, figures, gpt, states, tokenize
 from seqlab.errors import InputError
 from seqlab.explorers import web
+from seqlab.states import gpt_steps
 from seqlab.states.tokenizer import tokenizer_state
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,6 +39,7 @@ def main(out: Path = OUT) -> None:
     _write(out / "shared" / "segment.json", segment_vectors())
     _write(out / "shared" / "random.json", random_vectors())
     _write(out / "shared" / "bpe.json", bpe_vectors())
+    _write(out / "gpt_steps" / "sampling.json", gpt_sampling_vectors())
 
 
 def segment_vectors(slices: int = 300, seed: int = 0) -> dict:
@@ -120,6 +125,35 @@ def bpe_vectors(slices: int = 300, seed: int = 1) -> dict:
         faces.append({"raw": {"text": t, "vocab_size": current.vocab_size}, "state": states.to_json(current),
                       "caption": explorer.caption(current)})
     return {"cases": cases, "bad_sizes": bad_sizes, "faces": faces}
+
+
+def gpt_sampling_vectors(runs: int = 60, seed: int = 0) -> dict:
+    """小 GPT 采样的对照（``assets/live/gpt_steps.mjs``）。
+
+    * ``probs``：``gpt.next_token_probs`` 在随机的与有并列值的 float64 logits 上、几组温度与 top-k 下的分布；
+    * ``picks``：``gpt.sample_index`` 在这些分布上对一串 ``u``（含 0 与紧贴 1 的）选出的下标；
+    * ``runs``：语料里随机的短提示、随机的温度、top-k 与种子，采样生成到最后一步的文字与步数（每一步选出的字都在里面）。
+    """
+    rng = random.Random(seed)
+    logits = [[rng.gauss(0, 2) for _ in range(12)] for _ in range(6)]
+    logits += [[1.0, 2.0, 2.0, 0.5, 2.0, -1.0, 2.0], [0.0] * 5, [3.0, 3.0, 1.0, 1.0, 1.0, -2.0]]  # 并列的值
+    us = [0.0, 0.1, 0.5, 0.9, 0.999, 1 - 2**-53] + [rng.random() for _ in range(20)]
+    probs, picks = [], []
+    for z in logits:
+        for temperature in (0.3, 1.0, 1.7):
+            for k in sorted({1, 2, 3, len(z) // 2, len(z)}):
+                q = gpt.next_token_probs(torch.tensor(z, dtype=torch.float64), temperature, k)
+                probs.append({"logits": z, "temperature": temperature, "top_k": k, "q": q.tolist()})
+                picks.append({"q": q.tolist(), "u": us, "index": [gpt.sample_index(q, u) for u in us]})
+    text = "".join(corpus.book_corpus())
+    cases = []
+    for _ in range(runs):
+        start = rng.randrange(len(text) - 8)
+        raw = {"prompt": text[start : start + rng.randint(1, 8)], "step": gpt_steps.MAX_STEPS - 1, "sample": True,
+               "temperature": round(rng.uniform(0.1, 2.0), 1), "top_k": rng.randint(1, 20), "seed": rng.randint(0, 99)}
+        state = gpt_steps.gpt_step_state(**raw)  # 语料里的字模型都认识
+        cases.append({"raw": raw, "text": state.text, "last": state.last})
+    return {"probs": probs, "picks": picks, "runs": cases}
 
 
 def _message(function, *args) -> str:

@@ -5,15 +5,12 @@
 import { InputError } from "./errors.mjs";
 import { loadModel, pronounResolver } from "./nn.mjs";
 import { fixed } from "./pyformat.mjs";
-import { cleanText } from "./states.mjs";
+import { byCodePoint, cleanText } from "./states.mjs";
 
 /** 网页上提供的参数：必须与 Python 说明里的 WebFace.params 相同（tests/test_live_web.py 检查）。 */
 export const PARAMS = ["template", "noun_a", "noun_b"];
 
 const CJK = /^[\u3400-\u4dbf\u4e00-\u9fff\u{20000}-\u{3134f}]+$/u;
-
-/** 按码位比较（Python 的 sorted 对字符串的顺序；JavaScript 默认按 UTF-16 单元比较，基本平面以外的字会排错）。 */
-const byCodePoint = (a, b) => a.codePointAt(0) - b.codePointAt(0);
 
 // ---------------------------------------------------------------- 造句（corpus/winograd.py）
 /** 句式的填空：把 {A}、{B}、{w} 换成名词 A、B 与关键词（Python 的 str.format）。 */

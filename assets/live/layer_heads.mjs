@@ -5,15 +5,12 @@
 import { InputError } from "./errors.mjs";
 import { loadModel, tinyDecoder } from "./nn.mjs";
 import { fixed } from "./pyformat.mjs";
-import { cleanText } from "./states.mjs";
+import { byCodePoint, cleanText } from "./states.mjs";
 
 /** 网页上提供的参数：必须与 Python 说明里的 WebFace.params 相同（tests/test_live_web.py 检查）。 */
 export const PARAMS = ["segment", "layer", "head"];
 
 // ---------------------------------------------------------------- 任务（train/induction.py）
-/** 按码位比较（Python 的 sorted 对字符串的顺序；JavaScript 默认按 UTF-16 单元比较，基本平面以外的字会排错）。 */
-const byCodePoint = (a, b) => a.codePointAt(0) - b.codePointAt(0);
-
 /** repeat_twice：段长须在训练见过的范围里、字不能重复，再经 encode_copy 编码成 〈始〉 + 两遍的 token 编号。
  * chars 是码位数组（cleanText 的结果）。 */
 function repeatTwice(data, chars) {

@@ -1,6 +1,6 @@
 /* 训练好的小模型在浏览器里的前向计算（seqlab/transformer.py 与 seqlab/attention.py 的对应）：嵌入与正弦位置、
  * 层归一化、缩放点积注意力（单头的 SelfAttention、多头自注意力，可带因果掩码）、逐位置前馈网络、
- * post-norm 的 TransformerBlock，以及把它们组装起来的 TinyDecoder 与 PronounResolver。
+ * post-norm 的 TransformerBlock，以及把它们组装起来的 TinyDecoder（可带 KV cache）与 PronounResolver。
  * 权重来自 Python 的 web_data()（seqlab.states.packed：float32 原样），这里一律用 float64 计算。
  * 矩阵按行存在 Float64Array 里：S × d 的矩阵第 t 行是 values[t·d … t·d + d)。 */
 
@@ -88,17 +88,17 @@ export function softmaxRows(Z, rows, cols) {
   return Z;
 }
 
-/** sinusoidal_positions：(S, d)，PE[pos, 2i] = sin(pos / 10000^(2i/d))，PE[pos, 2i+1] = cos(…)。
+/** sinusoidal_positions：(S, d)，PE[pos, 2i] = sin(pos / 10000^(2i/d))，PE[pos, 2i+1] = cos(…)；第 t 行是绝对位置 offset + t。
  * 与 PyTorch 的默认 dtype=float32 一样每一步取 float32（Math.fround）。PyTorch 的 float32 sin、cos 不总是最近的 float32：
  * 长度 17 时约二十分之一的数与这里差一个 ulp（相对 6e-8），模型输出因此相差不到 1e-6（相对）。
  * float32 = false 对应 dtype=torch.float64：每一步都是 float64。 */
-export function sinusoidalPositions(S, d, { float32 = true } = {}) {
+export function sinusoidalPositions(S, d, { float32 = true, offset = 0 } = {}) {
   const round = float32 ? Math.fround : (x) => x;
   const PE = new Float64Array(S * d);
   for (let twoI = 0; twoI < d; twoI += 2) {
     const scale = round(10000 ** round(twoI / d));
     for (let pos = 0; pos < S; pos++) {
-      const angle = round(pos / scale);
+      const angle = round((offset + pos) / scale);
       PE[pos * d + twoI] = round(Math.sin(angle));
       PE[pos * d + twoI + 1] = round(Math.cos(angle));
     }
@@ -160,18 +160,49 @@ export function attendHeads(Q, K, V, S, Sk, d, nHeads, allowed) {
   return { heads, alpha };
 }
 
-/** MultiHeadSelfAttention：X (S, d) → {out (S, d), alpha: 每个头一个 (S, S)}。
- * 第 h 个头读 Q、K、V 的第 h·d_k … (h+1)·d_k 列，分数 Q Kᵀ / √d_k；allowed(i, j) 为假时位置 i 不读 j（默认不加掩码）。 */
-export function multiHeadSelfAttention(X, S, p, prefix, nHeads, allowed = () => true) {
-  const [Q, K, V] = ["W_Q", "W_K", "W_V"].map((w) => linear(X, S, p[`${prefix}.${w}.weight`], p[`${prefix}.${w}.bias`]));
+/** KVCache：每层存下已经算过的位置的 K、V（各是 T × d 的矩阵，各头的列并排），新位置的接在末尾，之前的不再重算。 */
+export class KVCache {
+  constructor() {
+    this.K = [];
+    this.V = [];
+    this.T = []; // 每层缓存的位置数
+  }
+
+  /** 已经缓存的位置数 T：第 0 层的行数（与 Python 的 KVCache.length 相同，一次前向里第 0 层接上新位置之后就变了）。 */
+  get length() {
+    return this.T[0] ?? 0;
+  }
+
+  /** 把第 layer 层新算出的 S 个位置的 K、V（S × d）接到缓存末尾，返回完整的 K、V（(T + S) × d）。 */
+  append(layer, K, V, S) {
+    const join = (old, neu) => {
+      if (!old) return neu;
+      const all = new Float64Array(old.length + neu.length);
+      all.set(old);
+      all.set(neu, old.length);
+      return all;
+    };
+    [this.K[layer], this.V[layer]] = [join(this.K[layer], K), join(this.V[layer], V)];
+    this.T[layer] = (this.T[layer] ?? 0) + S;
+    return [this.K[layer], this.V[layer]];
+  }
+}
+
+/** MultiHeadSelfAttention：X (S, d) → {out (S, d), alpha: 每个头一个 (S, T)}。
+ * 第 h 个头读 Q、K、V 的第 h·d_k … (h+1)·d_k 列，分数 Q Kᵀ / √d_k；allowed(i, j) 为假时位置 i 不读 j（默认不加掩码）。
+ * 传入 cache 时 X 是接在缓存里的位置之后的新位置：本层的 K、V 接到缓存末尾，Query 读缓存里的全部 T 个位置；不传时 T = S。 */
+export function multiHeadSelfAttention(X, S, p, prefix, nHeads, allowed = () => true, cache = null, layer = 0) {
+  const [Q, Knew, Vnew] = ["W_Q", "W_K", "W_V"].map((w) => linear(X, S, p[`${prefix}.${w}.weight`], p[`${prefix}.${w}.bias`]));
+  const [K, V] = cache ? cache.append(layer, Knew, Vnew, S) : [Knew, Vnew];
   const d = p[`${prefix}.W_Q.weight`].shape[0];
-  const { heads, alpha } = attendHeads(Q, K, V, S, S, d, nHeads, allowed);
+  const { heads, alpha } = attendHeads(Q, K, V, S, K.length / d, d, nHeads, allowed);
   return { out: linear(heads, S, p[`${prefix}.W_O.weight`], p[`${prefix}.W_O.bias`]), alpha };
 }
 
-/** MultiHeadSelfAttention 加因果掩码：位置 i 只读 j ≤ i。 */
-export function causalSelfAttention(X, S, p, prefix, nHeads) {
-  return multiHeadSelfAttention(X, S, p, prefix, nHeads, (i, j) => j <= i);
+/** MultiHeadSelfAttention 加因果掩码：位置 i 只读 j ≤ i。带 KV cache 时新位置 i 接在缓存的 offset 个位置之后，
+ * 读缓存里的全部历史和自己之前的新位置（j ≤ offset + i）。 */
+export function causalSelfAttention(X, S, p, prefix, nHeads, cache = null, layer = 0, offset = 0) {
+  return multiHeadSelfAttention(X, S, p, prefix, nHeads, (i, j) => j <= offset + i, cache, layer);
 }
 
 /** 逐位置前馈网络 second(relu(first(x)))：first、second 是两个 nn.Linear 的名字（TinyDecoder 的 W_1、W_2，
@@ -203,15 +234,17 @@ export function argmax(scores) {
 }
 
 // ---------------------------------------------------------------- 模型
-/** TinyDecoder 的前向（不带 KV cache）：ids（长 S 的 token 编号）→ {logits (S, V), weights: 每层每个头的 alpha (S, S)}。
- * Embedding × √d + 正弦位置 → 每个 pre-norm 块 X ← X + Attn(LN₁(X))、X ← X + FFN(LN₂(X)) → LN_out → W_out。 */
-export function tinyDecoder(model, ids) {
+/** TinyDecoder 的前向：ids（长 S 的 token 编号）→ {logits (S, V), weights: 每层每个头的 alpha (S, T)}。
+ * Embedding × √d + 正弦位置 → 每个 pre-norm 块 X ← X + Attn(LN₁(X))、X ← X + FFN(LN₂(X)) → LN_out → W_out。
+ * 传入 cache（KVCache）时 ids 只含新 token，位置从 cache.length 接着数，T = cache.length + S；不传时 T = S。 */
+export function tinyDecoder(model, ids, cache = null) {
   const { config, p } = model;
   if (!config.norm_first) throw new Error("只实现了 pre-norm（norm_first=True）的 TinyDecoder");
   const d = config.d_model;
   const S = ids.length;
+  const offset = cache ? cache.length : 0;
   const E = p["embed.weight"].values;
-  const X = sinusoidalPositions(S, d);
+  const X = sinusoidalPositions(S, d, { offset });
   ids.forEach((id, t) => {
     for (let i = 0; i < d; i++) X[t * d + i] += E[id * d + i] * Math.sqrt(d);
   });
@@ -219,7 +252,7 @@ export function tinyDecoder(model, ids) {
   for (let l = 0; l < config.n_layers; l++) {
     const block = `blocks.${l}`;
     const norm = (n) => layerNorm(X, S, p[`${block}.${n}.gamma`], p[`${block}.${n}.beta`]);
-    const { out, alpha } = causalSelfAttention(norm("norm1"), S, p, `${block}.attn`, config.n_heads);
+    const { out, alpha } = causalSelfAttention(norm("norm1"), S, p, `${block}.attn`, config.n_heads, cache, l, offset);
     addInPlace(X, out);
     addInPlace(X, ffn(norm("norm2"), S, p, `${block}.ffn.W_1`, `${block}.ffn.W_2`));
     weights.push(alpha);

@@ -19,6 +19,9 @@ function strip(text) {
   return text.slice(start, end);
 }
 
+/** 按码位比较（Python 的 sorted 对字符串的顺序；JavaScript 默认按 UTF-16 单元比较，基本平面以外的字会排错）。 */
+export const byCodePoint = (a, b) => a.codePointAt(0) - b.codePointAt(0);
+
 /** 与 clean_text 相同：去掉首尾空白，拒绝空文本和过长文本。返回去掉空白后的文本的码位数组（Python 的 list(text)，
  * 长度与 Python 的 len 相同：emoji 等基本平面以外的字是一个码位，而不是 JavaScript 字符串里的两个单元）。 */
 export function cleanText(text, { maxChars = MAX_TEXT_CHARS, what = "文本" } = {}) {

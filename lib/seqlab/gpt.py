@@ -4,8 +4,8 @@
 逐字训练：每句话前面加 〈始〉、后面加 〈终〉，模型在每个位置预测下一个字。
 
 * 词表：训练集里出现的每个字，再加 4 个特殊 token；
-* 解码：贪心（每步取概率最高的字），或按温度 ``temperature`` 与 ``top_k`` 采样——采样一律用调用者给的
-  ``torch.Generator``，不碰全局随机数；
+* 解码：贪心（每步取概率最高的字），或按温度 ``temperature`` 与 ``top_k`` 采样——采样用由种子新建的
+  ``random.Random``（逆 CDF，每步一个随机数），不碰全局随机数；
 * 逐步记录：每一步的新 token、前几名候选的概率、它的 Query 在每层每个头上对前文的注意力，以及这一步
   哪些 Key/Value 行是从缓存里读的、哪些是这一步新算的（由真实的 ``KVCache`` 的长度读出）；
 * 沿一次真实的生成每一步的运算量、搬运的字节与 CPU 时间在 ``seqlab.measure``（``step_costs``）。
@@ -16,7 +16,9 @@
 
 from __future__ import annotations
 
+import itertools
 import math
+import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,6 +37,7 @@ SPECIALS = (PAD, UNK, BOS, EOS)
 SHOWN = {BOS: "〈始〉", EOS: "〈终〉", UNK: "〈未知〉", PAD: "〈空〉"}
 
 MAX_CONTEXT = 64  # 训练时最长的句子不到 30 个 token；再长的上下文模型没见过，也不让探索器去算
+TOP = 8  # 每一步记下分布的前几名
 
 
 # ---------------------------------------------------------------- 词表与编码
@@ -112,6 +115,20 @@ def _check_decoding(temperature: float, top_k: int | None, V: int | None = None)
         raise InputError(f"top-k 的 k 必须是 1 {upper}的整数，现在是 {top_k!r}。")
 
 
+def sample_index(q: torch.Tensor, u: float) -> int:
+    """逆 CDF 采样：分布 ``q (V,)`` 里第一个累积概率 ``q_0 + … + q_i`` 超过 ``u ∈ [0, 1)`` 的下标 ``i``。
+
+    ``u`` 均匀分布时，下标 ``i`` 被选中的概率正是 ``q_i``（它占 ``[0, 1)`` 里长 ``q_i`` 的一段）。
+    累积和按下标从小到大逐个相加（网页实时面 ``assets/live/gpt_steps.mjs`` 按同样的次序加）。
+    舍入可能让总和略小于 1，``u`` 又落在总和之上：这时取最后一个概率不为 0 的下标，不会选到被 top-k 去掉的。
+    """
+    weights = q.tolist()
+    for i, total in enumerate(itertools.accumulate(weights)):
+        if total > u:
+            return i
+    return max(i for i, w in enumerate(weights) if w > 0)
+
+
 @dataclass(frozen=True)
 class Decoding:
     """怎样从分布里选下一个 token：``sample=False`` 贪心；否则按 ``temperature``、``top_k`` 采样，种子 ``seed``。"""
@@ -148,19 +165,21 @@ class Step:
 @torch.no_grad()
 def generate_steps(
     model: tf.TinyDecoder, vocab: Vocab, prompt: str, max_new: int, decoding: Decoding = Decoding(),
-    *, top: int = 8,
+    *, top: int = TOP,
 ) -> list[Step]:
     """从 ``〈始〉 + prompt`` 出发逐个生成，最多 ``max_new`` 步，写出 〈终〉 就停。
 
     用 ``KVCache``：第 0 步把提示整段送入（全部 K、V 都是新算的），之后每步只送入上一步选出的 token。
-    采样用 ``torch.Generator().manual_seed(decoding.seed)``，不改变全局随机数。
+    采样用 ``random.Random(decoding.seed)``，每步取一个 ``random()`` 做逆 CDF 采样（:func:`sample_index`），
+    不改变全局随机数。不用 ``torch.multinomial``：它的抽法浏览器无法照搬，而 Python 的 ``random.Random``
+    在网页实时面里有逐位相同的实现（``assets/live/random.mjs``），同一个种子在两边写出同一句话。
     """
     ids = encode_prompt(prompt, vocab)
     if not isinstance(max_new, int) or max_new < 1:
         raise InputError(f"生成的步数必须是正整数，现在是 {max_new!r}。")
     if ids.shape[1] + max_new > MAX_CONTEXT:
         raise InputError(f"提示 {ids.shape[1] - 1} 个字、再生成 {max_new} 步，超过了模型能处理的 {MAX_CONTEXT} 个位置。")
-    generator = torch.Generator().manual_seed(decoding.seed)
+    rng = random.Random(decoding.seed)
     cache, new, context, steps = tf.KVCache(), ids, vocab.decode(ids[0].tolist()), []
     for index in range(max_new):
         cached = cache.length
@@ -168,7 +187,7 @@ def generate_steps(
         p = torch.softmax(logits[0, -1], dim=-1)
         if decoding.sample:
             q = next_token_probs(logits[0, -1], decoding.temperature, decoding.top_k)
-            nxt = int(torch.multinomial(q, 1, generator=generator))
+            nxt = sample_index(q, rng.random())
         else:
             nxt = int(p.argmax())
         best = p.topk(top)

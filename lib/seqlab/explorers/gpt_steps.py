@@ -1,8 +1,10 @@
 """第 1.6 节的探索器：小 GPT 从一段提示出发逐步生成，每一步看候选、注意力与 KV cache。"""
 
+from typing import Any
+
 import plotly.graph_objects as go
 
-from seqlab.explorers import Explorer, Param, register
+from seqlab.explorers import Explorer, Param, WebFace, register
 from seqlab.figures import gpt_steps as figure
 from seqlab.states import gpt_steps as state
 
@@ -14,6 +16,11 @@ def static() -> go.Figure:
     """静态面：从 ``EXAMPLE`` 出发贪心生成的前 ``STATIC_STEPS`` 步（提前写出〈终〉时只到那一步）。"""
     states = [EXPLORER.compute(prompt=EXAMPLE, step=k) for k in range(STATIC_STEPS)]
     return figure.static_figure([s for s in states if s.requested <= s.last])
+
+
+def web_data() -> dict[str, Any]:
+    """网页实时面的常量：状态所需的（``state.web_data``），加上图里两种柱子的颜色（画图的约定在 figures 层，状态层不导入它）。"""
+    return {**state.web_data(), "colors": {"candidate": figure.CANDIDATE, "chosen": figure.CHOSEN}}
 
 
 EXPLORER = register(
@@ -39,5 +46,6 @@ EXPLORER = register(
             {"prompt": "苹果公司", "step": 3, "sample": True, "temperature": 1.6, "top_k": 20, "seed": 7},
         ],
         static=static,
+        web=WebFace(params=("prompt", "step", "sample", "temperature", "top_k", "seed"), data=web_data),
     )
 )

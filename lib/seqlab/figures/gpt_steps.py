@@ -19,6 +19,7 @@ from seqlab.figures.style import ATTENTION_SCALE, PALETTE
 from seqlab.states.gpt_steps import GptStepState
 
 CACHED, COMPUTED = 0, 1
+CANDIDATE, CHOSEN = PALETTE[0], PALETTE[1]  # 候选的柱子与选中的那一根
 KV_SCALE = [[0.0, "#c9d3df"], [0.5, "#c9d3df"], [0.5, PALETTE[1]], [1.0, PALETTE[1]]]
 
 
@@ -58,7 +59,7 @@ def _varying(state: GptStepState) -> list[dict[str, Any]]:
             "x": [gpt.show(t) for t, _ in s.probs],
             "y": [p for _, p in s.probs],
             "text": [f"{p:.2f}" for _, p in s.probs],
-            "marker_color": [PALETTE[1] if t == s.token else PALETTE[0] for t, _ in s.probs],
+            "marker_color": [CHOSEN if t == s.token else CANDIDATE for t, _ in s.probs],
         },
         {
             "z": [w for layer in s.attention for w in layer],
