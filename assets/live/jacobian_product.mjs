@@ -115,24 +115,36 @@ function tanhSlopes(W, inputScale, c, data) {
 }
 
 // ---------------------------------------------------------------- 连乘（rnn.scaled_products、log10_spectral_norms）
-/** P J（d × d）写进 out。 */
-function matmul(P, J, d, out) {
-  out.fill(0);
-  for (let i = 0; i < d; i++) {
-    for (let k = 0; k < d; k++) {
-      const pik = P[i * d + k];
-      for (let j = 0; j < d; j++) out[i * d + j] += pik * J[k * d + j];
-    }
+/** 两行（或一行与一列）的点积 Σ_k x[xi + k]·y[yi + k]，k = 0 … d-1：四路分开累加（更快；求和顺序不影响结果的有效数字）。 */
+function dot(x, xi, y, yi, d) {
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  let k = 0;
+  for (; k + 3 < d; k += 4) {
+    s0 += x[xi + k] * y[yi + k];
+    s1 += x[xi + k + 1] * y[yi + k + 1];
+    s2 += x[xi + k + 2] * y[yi + k + 2];
+    s3 += x[xi + k + 3] * y[yi + k + 3];
   }
+  for (; k < d; k++) s0 += x[xi + k] * y[yi + k];
+  return s0 + s1 + s2 + s3;
 }
 
-/** MᵀM（d × d，对称）。 */
+/** P J（d × d）：Jt 是 J 的转置，P 的行与 J 的列都是连续存放的。 */
+function matmul(P, Jt, d) {
+  const out = new Float64Array(d * d);
+  for (let i = 0; i < d; i++) for (let j = 0; j < d; j++) out[i * d + j] = dot(P, i * d, Jt, j * d, d);
+  return out;
+}
+
+/** M Mᵀ（d × d，对称）：方阵的 MMᵀ 与 MᵀM 特征值相同，σ_max(M)² 是它们的最大特征值。 */
 function gram(M, d) {
   const G = new Float64Array(d * d);
   for (let a = 0; a < d; a++) {
     for (let b = a; b < d; b++) {
-      let sum = 0;
-      for (let i = 0; i < d; i++) sum += M[i * d + a] * M[i * d + b];
+      const sum = dot(M, a * d, M, b * d, d);
       G[a * d + b] = sum;
       G[b * d + a] = sum;
     }
@@ -150,16 +162,15 @@ function scaledProducts(W, slopes, c, data) {
   const log10c = new Float64Array(R);
   let P = new Float64Array(d * d);
   for (let i = 0; i < d; i++) P[i * d + i] = 1;
-  const J = new Float64Array(d * d);
+  const Jt = new Float64Array(d * d); // J 的转置：Jt[k, i] = φ′_i W[i, k]
   let total = 0;
   for (let r = 1; r <= R; r++) {
     const j = R - r; // J_{t-r+1} 在按时间顺序的第 R - r 个
     for (let i = 0; i < d; i++) {
       const s = slopes ? slopes[j * d + i] : 1;
-      for (let k = 0; k < d; k++) J[i * d + k] = s * W[i * d + k];
+      for (let k = 0; k < d; k++) Jt[k * d + i] = s * W[i * d + k];
     }
-    const next = new Float64Array(d * d);
-    matmul(P, J, d, next);
+    const next = matmul(P, Jt, d);
     let norm2 = 0;
     for (let i = 0; i < d * d; i++) norm2 += next[i] * next[i];
     const f = Math.sqrt(norm2);

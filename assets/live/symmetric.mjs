@@ -3,7 +3,8 @@
  * 每一步数出有多少个特征值小于 x，一直分到相邻的两个双精度数——结果的误差约是最大特征值的 1e-16 倍。
  * 矩阵按行存在 Float64Array 里：n × n 的矩阵第 i 行是 values[i·n … i·n + n)。 */
 
-/** 对称矩阵 A（n × n，不修改）的三对角形式：对角线 diag（n 个）与次对角线 off（n - 1 个）。 */
+/** 对称矩阵 A（n × n，不修改；只读它的下三角）的三对角形式：对角线 diag（n 个）与次对角线 off（n - 1 个）。
+ * 每一步用一个 Householder 反射把一列对角线以下的部分消成只剩一个数，只更新下三角（LAPACK dsytd2 的做法）。 */
 export function tridiagonal(A, n) {
   const a = Float64Array.from(A);
   const diag = new Float64Array(n);
@@ -22,18 +23,29 @@ export function tridiagonal(A, n) {
     for (let i = k + 1; i < n; i++) v[i] = a[i * n + k];
     v[k + 1] -= alpha;
     const b = 1 / (norm2 - alpha * x0); // 2 / vᵀv，vᵀv = ‖x‖² - 2αx₀ + α² = 2(‖x‖² - αx₀)
-    // 右下角 A ← H A H，H = I - b v vᵀ：p = b A v，q = p - (b vᵀp / 2) v，A ← A - v qᵀ - q vᵀ
+    // 右下角 A ← H A H，H = I - b v vᵀ：p = b A v（由下三角算），q = p - (b vᵀp / 2) v，A ← A - v qᵀ - q vᵀ
+    p.fill(0, k + 1);
+    for (let i = k + 1; i < n; i++) {
+      const row = i * n;
+      let sum = 0;
+      for (let j = k + 1; j < i; j++) {
+        sum += a[row + j] * v[j];
+        p[j] += a[row + j] * v[i];
+      }
+      p[i] += sum + a[row + i] * v[i];
+    }
     let vp = 0;
     for (let i = k + 1; i < n; i++) {
-      let sum = 0;
-      for (let j = k + 1; j < n; j++) sum += a[i * n + j] * v[j];
-      p[i] = b * sum;
+      p[i] *= b;
       vp += v[i] * p[i];
     }
     const half = (b * vp) / 2;
     for (let i = k + 1; i < n; i++) p[i] -= half * v[i];
     for (let i = k + 1; i < n; i++) {
-      for (let j = k + 1; j < n; j++) a[i * n + j] -= v[i] * p[j] + p[i] * v[j];
+      const row = i * n;
+      const vi = v[i];
+      const pi = p[i];
+      for (let j = k + 1; j <= i; j++) a[row + j] -= vi * p[j] + pi * v[j];
     }
   }
   if (n >= 2) {

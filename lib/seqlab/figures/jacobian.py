@@ -17,7 +17,7 @@ from seqlab.figures.jacobian_traces import LOG10_CLIP, decorations, latin, trace
 from seqlab.states.jacobian import KIND_LABELS, R_MAX, SINGULAR_DECADES, JacobianState
 
 LIVE_HEIGHT, STATIC_HEIGHT = 500, 640  # 图的高度（像素）
-LEGEND = {"orientation": "h", "x": 0.0, "y": 1.07, "xanchor": "left", "yanchor": "bottom", "font": {"size": 12}}
+LEGEND = {"orientation": "h", "x": 0.0, "y": 1.09, "xanchor": "left", "yanchor": "bottom", "font": {"size": 12}}
 
 
 def verdict(state: JacobianState) -> str:
