@@ -6,7 +6,7 @@
  * 矩阵按行存在 Float64Array 里：d × d 的矩阵第 i 行是 values[i·d … i·d + d)。 */
 import { unpack } from "./nn.mjs";
 import { fixed, formatG } from "./pyformat.mjs";
-import { largestEigenvalue } from "./symmetric.mjs";
+import { dot, largestSquaredSingularValue } from "./symmetric.mjs";
 import { mlMatrix } from "./vendor.mjs";
 
 /** 网页上提供的参数：必须与 Python 说明里的 WebFace.params 相同（tests/test_live_web.py 检查）。 */
@@ -115,41 +115,11 @@ function tanhSlopes(W, inputScale, c, data) {
 }
 
 // ---------------------------------------------------------------- 连乘（rnn.scaled_products、log10_spectral_norms）
-/** 两行（或一行与一列）的点积 Σ_k x[xi + k]·y[yi + k]，k = 0 … d-1：四路分开累加（更快；求和顺序不影响结果的有效数字）。 */
-function dot(x, xi, y, yi, d) {
-  let s0 = 0;
-  let s1 = 0;
-  let s2 = 0;
-  let s3 = 0;
-  let k = 0;
-  for (; k + 3 < d; k += 4) {
-    s0 += x[xi + k] * y[yi + k];
-    s1 += x[xi + k + 1] * y[yi + k + 1];
-    s2 += x[xi + k + 2] * y[yi + k + 2];
-    s3 += x[xi + k + 3] * y[yi + k + 3];
-  }
-  for (; k < d; k++) s0 += x[xi + k] * y[yi + k];
-  return s0 + s1 + s2 + s3;
-}
-
 /** P J（d × d）：Jt 是 J 的转置，P 的行与 J 的列都是连续存放的。 */
 function matmul(P, Jt, d) {
   const out = new Float64Array(d * d);
   for (let i = 0; i < d; i++) for (let j = 0; j < d; j++) out[i * d + j] = dot(P, i * d, Jt, j * d, d);
   return out;
-}
-
-/** M Mᵀ（d × d，对称）：方阵的 MMᵀ 与 MᵀM 特征值相同，σ_max(M)² 是它们的最大特征值。 */
-function gram(M, d) {
-  const G = new Float64Array(d * d);
-  for (let a = 0; a < d; a++) {
-    for (let b = a; b < d; b++) {
-      const sum = dot(M, a * d, M, b * d, d);
-      G[a * d + b] = sum;
-      G[b * d + a] = sum;
-    }
-  }
-  return G;
 }
 
 /** 对 r = 1 … R_MAX 给出 P_r = J_t ⋯ J_{t-r+1} = 10^{log10_c[r-1]} · M_r，‖M_r‖_F = 1。每步都缩放回单位大小，
@@ -221,10 +191,12 @@ function familyProducts(kind, rho, beta, phi, inputScale, c, data) {
   const W = recurrentMatrix(kind, rho, beta, c, data);
   const slopes = phi === "linear" ? null : tanhSlopes(W, inputScale, c, data);
   const products = scaledProducts(W, slopes, c, data);
+  const u = Float64Array.from({ length: d }, (_, i) => (i === 0 ? 1 : 0)); // 依次是每个乘积的左奇异向量（热启动）
   const log10Norm = products.M.map((m, k) =>
-    roundLog10(products.log10c[k] + 0.5 * Math.log10(Math.max(largestEigenvalue(gram(m, d), d), 0)), data));
+    roundLog10(products.log10c[k] + 0.5 * Math.log10(largestSquaredSingularValue(m, d, u)), data));
   const [over, under] = float32Failure(products, data);
-  const sigmaMax = Math.sqrt(largestEigenvalue(gram(W, d), d));
+  // 12 位有效数字（见 Python 的说明）
+  const sigmaMax = Number(formatG(Math.sqrt(largestSquaredSingularValue(W, d, new Float64Array(d).fill(1))), 12));
   const rhoW = rho; // 由构造恰好是 ρ（见 Python 的说明）
   const gammaSigma = data.gamma[phi] * sigmaMax;
   const rs = Array.from({ length: R }, (_, k) => k + 1);

@@ -157,7 +157,9 @@ def family_products(
     M, log10_c = rnn.scaled_products(Js)
     log10_norm = _round_log10(rnn.log10_spectral_norms(M, log10_c))
     over, under = _float32_failure(M, log10_c)
-    sigma_max = float(torch.linalg.matrix_norm(W_h, ord=2))
+    # σ_max 保留 12 位有效数字：它常常恰好是整数或 ρ（例如 β = 0 时 W_h = ρI），不同的算法算出它或它旁边的双精度数；
+    # 舍入之后两边相同，上界 (γσ_max)ʳ 在 γσ_max = 1 时也恰好是 1。
+    sigma_max = float(f"{float(torch.linalg.matrix_norm(W_h, ord=2)):.12g}")
     # ρ(W_h) 由构造恰好是 ρ（rnn.recurrent_matrix；tests/test_rnn.py 用特征值核对）。不用数值特征值：非正规矩阵的
     # 特征值是若尔当块的重根，数值解差 √(ε β) ≈ 1e-8，ρ = 1 时就会被当成 ρ > 1。
     rho_W = rho
