@@ -114,12 +114,12 @@
     return w;
   }
 
-  /** 把标题折成每行不超过 maxPx 的几行（在空格、标点后或任意汉字之间断开）。 */
+  /** 把标题折成每行不超过 maxPx 的几行（在空格、标点后或任意汉字之间断开；<span …> 这样的标签整个保留，不从中间断开）。 */
   function wrapTitle(text, size, maxPx) {
     const lines = [];
     for (const paragraph of text.split(/<br\s*\/?>/i)) {
       let line = "";
-      const tokens = paragraph.match(/[A-Za-z0-9_.,:;=+\-−×·/()（）%]+\s*|\s+|./gu) || [];
+      const tokens = paragraph.match(/<[^>]+>|[A-Za-z0-9_.,:;=+\-−×·/()（）%]+\s*|\s+|./gu) || [];
       for (const token of tokens) {
         if (line && textWidth(line + token, size) > maxPx) {
           lines.push(line.trimEnd());

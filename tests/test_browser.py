@@ -418,6 +418,7 @@ LIVE_PAGES = {  # 每个有网页实时面的探索器所在的页
     "attention_weights": "chapters/ch01/04_seq2seq_bottleneck.html",
     "cross_attention_weights": "chapters/ch01/06_transformer.html",
     "gpt_steps": "chapters/ch01/06_transformer.html",
+    "jacobian_product": "chapters/ch01/03_rnn_history.html",
 }
 LIVE_PAGE = LIVE_PAGES["score_matrix"]
 LIVE_FIGURE = "name => window.seqlabFigures.findIndex(f => f.spec?.layout.meta?.live === name)"
@@ -833,6 +834,69 @@ def test_live_gpt_follows_dragged_temperature_and_step_sliders_as_python_does(br
         print(f"{device}：gpt_steps 实时面 {len(live['timings'])} 次更新，每次（毫秒，含重画）{live['timings']}，"
               f"其中计算 {live['computeTimings']}")
         p.screenshot(path=str(SHOTS / f"live-gpt_steps-{device}.png"), full_page=False)
+        _switch_off(visit, gd, switch, static)
+    finally:
+        visit.close()
+
+
+def _drag_slider(p, slider, low: float, high: float, start: float, to: float) -> str:
+    """用真实的鼠标事件把滑块从 ``start`` 拖到大约 ``to``（手机上同样是指针事件），返回松开后滑块的值。"""
+    slider.scroll_into_view_if_needed()
+    box = slider.bounding_box()
+    y = box["y"] + box["height"] / 2
+    x0 = box["x"] + box["width"] * (start - low) / (high - low)
+    x1 = box["x"] + box["width"] * (to - low) / (high - low)
+    p.mouse.move(x0, y)
+    p.mouse.down()
+    for k in range(1, 6):
+        p.mouse.move(x0 + (x1 - x0) * k / 5, y)
+    p.mouse.up()
+    return slider.input_value()
+
+
+@pytest.mark.parametrize("device", ["desktop", "phone"])
+def test_live_jacobian_follows_dragged_sliders_and_choices_as_python_does(browser, server, device):
+    from seqlab import explorers
+
+    explorer = explorers.get("jacobian_product")
+    visit = Visit(browser, f"{server}/{LIVE_PAGES['jacobian_product']}", device=DEVICES[device])
+    p = visit.page
+    try:
+        gd, switch, index, static = _switch_on(visit, device, "jacobian_product")
+        raw = {key: explorer.param(key).default for key in explorer.web.params}
+        _expect_python(p, gd, "jacobian_product", raw, "打开时")
+        controls = p.locator(".seqlab-live-controls")
+
+        # 距离 r：拖动途中就更新（曲线取自缓存）
+        r = explorer.param("r")
+        raw["r"] = int(_drag_slider(p, controls.get_by_label(r.label, exact=True), r.low, r.high, raw["r"], 75))
+        assert raw["r"] > 30, f"拖动后 r 应当变大，现在是 {raw['r']}"
+        _expect_python(p, gd, "jacobian_product", raw, f"拖到 r = {raw['r']}")
+
+        # 下拉菜单：矩阵类型与 φ
+        _fill_live(p, explorer, {"matrix": "gaussian", "phi": "tanh"})
+        raw |= {"matrix": "gaussian", "phi": "tanh"}
+        _expect_python(p, gd, "jacobian_product", raw, "高斯随机、tanh")
+
+        # 连续的参数：谱半径 ρ 与输入幅度（滑块给出的小数原样交给两边）
+        for name, to in (("rho", 1.7), ("input_scale", 0.2)):
+            param = explorer.param(name)
+            raw[name] = float(_drag_slider(p, controls.get_by_label(param.label, exact=True), param.low, param.high, raw[name], to))
+            _expect_python(p, gd, "jacobian_product", raw, f"拖到 {name} = {raw[name]}")
+        _fill_live(p, explorer, {"matrix": "nonnormal"})
+        param = explorer.param("beta")
+        raw["matrix"] = "nonnormal"
+        raw["beta"] = float(_drag_slider(p, controls.get_by_label(param.label, exact=True), param.low, param.high, raw["beta"], 8.0))
+        _expect_python(p, gd, "jacobian_product", raw, f"非正规、拖到 β = {raw['beta']}")
+
+        p.wait_for_timeout(300)
+        p.locator(".seqlab-figure", has=gd).screenshot(path=str(SHOTS / f"live-jacobian-{device}.png"))
+        (boxes,) = [b for b in p.evaluate(FIGURE_TEXT_BOXES) if b["index"] == index]
+        assert not boxes["overlaps"] and not boxes["cut"], f"{device}：实时面的图中文字重叠或被裁掉：{boxes}"
+        live = p.evaluate(f"(({{timings, computeTimings}}) => ({{timings, computeTimings}}))(window.seqlabFigures[{index}].live)")
+        median = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
+        print(f"{device}：jacobian 实时面 {len(live['timings'])} 次更新，中位数 {median(live['timings']):.1f} ms"
+              f"（其中计算 {median(live['computeTimings']):.1f} ms）")
         _switch_off(visit, gd, switch, static)
     finally:
         visit.close()

@@ -185,6 +185,49 @@ def test_gaussian_matrix_has_exact_radius_and_larger_sigma_max():
     assert float(torch.linalg.matrix_norm(W, ord=2)) > 1.5
 
 
+@pytest.mark.parametrize("d", [2, 5, 32])
+def test_nonnormal_matrix_is_U_B_Ut_with_every_eigenvalue_rho(d):
+    rho, beta = 0.7, 3.0
+    U = rnn.orthogonal_matrix(d, 2000)
+    B = rho * torch.eye(d, dtype=torch.float64)
+    idx = torch.arange(0, d - 1, 2)
+    B[idx, idx + 1] = beta
+    W = rnn.recurrent_matrix("nonnormal", d, rho, beta=beta)
+    torch.testing.assert_close(W, U @ B @ U.T, rtol=0, atol=1e-13)
+    N = rnn.nilpotent_part(d)
+    torch.testing.assert_close(N @ N, torch.zeros(d, d, dtype=torch.float64), rtol=0, atol=1e-14)
+    # 若尔当块的重根：数值特征值只准到 √(ε β) 左右，这正是状态里 ρ(W_h) 取构造值 ρ 的原因
+    assert rnn.spectral_radius(W) == pytest.approx(rho, abs=1e-6)
+
+
+@pytest.mark.parametrize("kind", rnn.KINDS)
+@pytest.mark.parametrize("rho", [0.1, 1.0, 2.9])
+def test_state_spectral_radius_is_the_constructed_one(kind, rho):
+    from seqlab.states import jacobian
+
+    curve, _ = jacobian.family_products(kind, 16, rho, 2.0, "linear", 0.0, 0)
+    assert curve.rho_W == rho
+    assert rnn.spectral_radius(rnn.recurrent_matrix(kind, 16, rho, beta=2.0)) == pytest.approx(rho, rel=1e-6)
+
+
+def test_reproducible_forward_matches_the_book_rnn_torch_tanh_and_phi_derivative():
+    from seqlab.states import jacobian
+
+    a = torch.linspace(-60, 60, 20001, dtype=torch.float64)
+    h, slope = jacobian._tanh_and_slope(a.numpy())
+    torch.testing.assert_close(torch.from_numpy(h), torch.tanh(a), rtol=0, atol=4e-16)
+    torch.testing.assert_close(torch.from_numpy(slope), rnn.phi_derivative(a, "tanh"), rtol=2e-15, atol=0)
+    d = 12
+    W = rnn.recurrent_matrix("gaussian", d, 0.8, seed=3)
+    E = jacobian.input_noise(d, 3)
+    A, slopes = jacobian.reproducible_preactivations(W, 0.7 * E)
+    model = rnn.ElmanRNN.from_matrices(0.7 * torch.eye(d, dtype=torch.float64), W, torch.zeros(d, dtype=torch.float64))
+    with torch.no_grad():
+        _, A_book = model(E, return_preactivations=True)
+    torch.testing.assert_close(A, A_book, rtol=0, atol=1e-12)  # ρ < 1：不混沌，两种求和顺序只差舍入
+    torch.testing.assert_close(slopes, rnn.phi_derivative(A_book, "tanh"), rtol=1e-11, atol=0)
+
+
 @pytest.mark.parametrize("bad", [{"kind": "circulant"}, {"d": 0}, {"rho": -1.0}, {"rho": float("nan")},
                                  {"beta": -2.0}])
 def test_recurrent_matrix_rejects_bad_input(bad):

@@ -5,14 +5,17 @@
  * 矩阵按行存在 Float64Array 里：S × d 的矩阵第 t 行是 values[t·d … t·d + d)。 */
 
 // ---------------------------------------------------------------- 权重
-/** seqlab.states.packed 的逆：{dtype: "f4", bdata, shape} → {shape, values}（values 是 Float64Array，每个数与
- * float32 的权重完全相同）。 */
+/** seqlab.states.packed 的逆：{dtype: "f4" 或 "f8", bdata, shape} → {shape, values}（values 是 Float64Array，
+ * 每个数与 Python 的 float32 或 float64 张量完全相同）。 */
 export function unpack(spec) {
-  if (spec.dtype !== "f4") throw new Error(`只认识 float32 的权重，收到的是 ${spec.dtype}`);
+  const size = { f4: 4, f8: 8 }[spec.dtype];
+  if (!size) throw new Error(`只认识 float32 与 float64 的数组，收到的是 ${spec.dtype}`);
   const bytes = Uint8Array.from(atob(spec.bdata), (c) => c.charCodeAt(0));
   const view = new DataView(bytes.buffer);
-  const values = new Float64Array(bytes.length / 4);
-  for (let i = 0; i < values.length; i++) values[i] = view.getFloat32(4 * i, true); // 小端
+  const values = new Float64Array(bytes.length / size);
+  for (let i = 0; i < values.length; i++) {
+    values[i] = size === 4 ? view.getFloat32(4 * i, true) : view.getFloat64(8 * i, true); // 小端
+  }
   return { shape: spec.shape.split(",").map(Number), values };
 }
 

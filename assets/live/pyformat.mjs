@@ -70,13 +70,13 @@ export function pyRound(x, ndigits) {
   return sign(x) ? -y : y;
 }
 
-/** Python 的 ``format(x, "g")``（6 位有效数字，去掉末尾的 0）；整数（BigInt）先转成 float，与 Python 相同。 */
-export function formatG(x) {
+/** Python 的 ``format(x, "g")``（6 位有效数字，去掉末尾的 0）或 ``format(x, ".{p}g")``（p 位有效数字）；
+ * 整数（BigInt）先转成 float，与 Python 相同。 */
+export function formatG(x, p = 6) {
   x = Number(x);
   const s = special(x);
   if (s) return s;
   if (x === 0) return `${sign(x)}0`;
-  const p = 6;
   let e = exponent(x);
   let q = roundScaled(x, p - 1 - e);
   if (q >= 10n ** BigInt(p)) q = roundScaled(x, p - 1 - ++e);

@@ -243,6 +243,8 @@ def recurrent_matrix(
     * ``"nonnormal"``：``W_h = U diag(B, B, …) Uᵀ``，``U`` 正交，``B = [[ρ, β], [0, ρ]]`` 是 2×2 若尔当块
       （``d`` 为奇数时末尾补一个 ``ρ``）。全部特征值都是 ρ，但 ``β > 0`` 时它不是正规矩阵：
       ``‖B^r‖`` 约为 ``r β ρ^{r-1}``，先增长后衰减。``β = 0`` 时退化为 ``ρ I``。
+      因为 ``UUᵀ = I``，``U diag(B, B, …) Uᵀ = ρI + β N``，``N = Σ_k u_{2k} u_{2k+1}ᵀ``（``U`` 的相邻两列的外积）：
+      代码按这个式子算，任意 ρ、β 都只差逐元素的一次乘加，网页实时面由同一个 ``N`` 得到逐位相同的 ``W_h``。
     """
     if kind not in KINDS:
         raise InputError(f"矩阵类型只能是 {KINDS} 之一，收到 {kind!r}。")
@@ -256,15 +258,24 @@ def recurrent_matrix(
     if kind == "orthogonal":
         W = rho * orthogonal_matrix(d, seed)
     elif kind == "gaussian":
-        G = torch.randn(d, d, generator=_generator(seed + 1000), dtype=torch.float64) / math.sqrt(d)
+        G = gaussian_matrix(d, seed)
         W = rho * G / spectral_radius(G)
     else:
-        B = rho * torch.eye(d, dtype=torch.float64)
-        idx = torch.arange(0, d - 1, 2)
-        B[idx, idx + 1] = beta
-        U = orthogonal_matrix(d, seed + 2000)
-        W = U @ B @ U.T
+        W = rho * torch.eye(d, dtype=torch.float64) + beta * nilpotent_part(d, seed)
     return W.to(dtype)
+
+
+def gaussian_matrix(d: int, seed: int = 0) -> torch.Tensor:
+    """高斯循环矩阵缩放之前的 ``G``：元素独立同分布 ``N(0, 1/d)``（种子 ``seed + 1000``），形状 ``(d, d)``，float64。"""
+    return torch.randn(d, d, generator=_generator(seed + 1000), dtype=torch.float64) / math.sqrt(d)
+
+
+def nilpotent_part(d: int, seed: int = 0) -> torch.Tensor:
+    """非正规矩阵的 ``N = U E Uᵀ = Σ_k u_{2k} u_{2k+1}ᵀ``（``E`` 在每个 2×2 块的右上角是 1，其余是 0；
+    ``U = orthogonal_matrix(d, seed + 2000)``）。``N² = 0``：它只有特征值 0。形状 ``(d, d)``，float64。"""
+    U = orthogonal_matrix(d, seed + 2000)
+    pairs = d // 2
+    return U[:, 0 : 2 * pairs : 2] @ U[:, 1 : 2 * pairs : 2].T
 
 
 # ---------------------------------------------------------------------------

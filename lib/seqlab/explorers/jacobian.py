@@ -7,7 +7,7 @@
 import plotly.graph_objects as go
 
 from seqlab import rnn
-from seqlab.explorers import Explorer, Param, register
+from seqlab.explorers import Explorer, Param, WebFace, register
 from seqlab.figures import jacobian as figure
 from seqlab.figures.jacobian_tour import tour_figure
 from seqlab.states import jacobian as state
@@ -104,5 +104,6 @@ EXPLORER = register(
             {"matrix": "orthogonal", "rho": 3.0, "phi": "linear", "r": 100, "d": 64},
         ],
         static=static,
+        web=WebFace(params=("matrix", "rho", "beta", "phi", "input_scale", "r"), data=state.web_data),
     )
 )

@@ -14,10 +14,10 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from seqlab.figures.jacobian_traces import LOG10_CLIP, decorations, latin, traces, y_range
-from seqlab.states.jacobian import KIND_LABELS, R_MAX, JacobianState
+from seqlab.states.jacobian import KIND_LABELS, R_MAX, SINGULAR_DECADES, JacobianState
 
 LIVE_HEIGHT, STATIC_HEIGHT = 500, 640  # 图的高度（像素）
-LEGEND = {"orientation": "h", "x": 0.0, "y": 1.07, "xanchor": "left", "yanchor": "bottom", "font": {"size": 12}}
+LEGEND = {"orientation": "h", "x": 0.0, "y": 1.09, "xanchor": "left", "yanchor": "bottom", "font": {"size": 12}}
 
 
 def verdict(state: JacobianState) -> str:
@@ -69,6 +69,11 @@ def caption(state: JacobianState) -> str:
         parts.append(
             f"下溢：从 r = {sel.f32_underflow_r} 起乘积的全部元素都小于 float32 的最小正规数 1.2×10^-38，"
             "这么远的梯度在单精度里几乎等于零。"
+        )
+    if any(sv[0] - sv[-1] > SINGULAR_DECADES - 1e-6 for sv in state.singular.values()):
+        parts.append(
+            f"右图每类最多画到最大奇异值以下 {SINGULAR_DECADES} 个数量级：更小的奇异值对梯度的大小没有可见的影响，"
+            "又越来越受舍入误差左右，画在这条下限上。"
         )
     if any(not -LOG10_CLIP < v < LOG10_CLIP for c in state.curves.values() for v in c.log10_norm.tolist()):
         parts.append(f"有的值超出了 10^±{LOG10_CLIP:.0f}，画在了图的边界上。")

@@ -58,9 +58,9 @@ def at_r(state: JacobianState, r: int, singular: dict[str, list[float]]) -> dict
     """随距离 r 变化的那几条轨迹的数据（轨迹序号 → x, y）：竖线、三个圆点、三组奇异值。
 
     ``singular`` 是距离 r 处三类乘积的奇异值（log10，状态里算好的）。"""
-    lo, hi = y_range(state)
+    ends, _ = to_plot(y_range(state))  # 竖线从纵轴的下端画到上端
     markers, _ = to_plot([float(c.log10_norm[r - 1]) for c in state.curves.values()])
-    xy: dict[int, XY] = {I_VLINE: ([r, r], [10.0**lo, 10.0**hi]), I_MARKERS: ([r] * N_NORM, markers)}
+    xy: dict[int, XY] = {I_VLINE: ([r, r], ends), I_MARKERS: ([r] * N_NORM, markers)}
     for j, log10_sv in enumerate(singular.values()):
         y, _ = to_plot(log10_sv)
         xy[I_SINGULAR + j] = (list(range(1, len(y) + 1)), y)

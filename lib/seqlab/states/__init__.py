@@ -61,14 +61,18 @@ def to_json(value: Any) -> Any:
     raise TypeError(f"状态里不该有 {type(value).__name__} 类型的值（它没有确定的 JSON 形式）")
 
 
+_PACKED_DTYPES = {torch.float32: "f4", torch.float64: "f8"}
+
+
 def packed(tensor: torch.Tensor) -> dict[str, str]:
-    """一个 float32 张量的紧凑 JSON 形式（网页实时面的模型权重）：小端 float32 的 base64，写法与 plotly.js 的
-    base64 数组相同，``{"dtype": "f4", "bdata": …, "shape": "64,64"}``（各维的长度，逗号分隔），不损失任何一位。
-    ``seqlab.explorers.web.decode_arrays`` 与 ``assets/live/nn.mjs`` 的 ``unpack`` 把它读回来。"""
-    if tensor.dtype != torch.float32:
-        raise TypeError(f"只打包 float32 的张量，收到的是 {tensor.dtype}")
-    data = tensor.detach().contiguous().numpy().astype("<f4").tobytes()
-    return {"dtype": "f4", "bdata": base64.b64encode(data).decode("ascii"), "shape": ",".join(map(str, tensor.shape))}
+    """一个 float32（或 float64）张量的紧凑 JSON 形式（网页实时面的模型权重、固定的随机矩阵）：小端的 base64，
+    写法与 plotly.js 的 base64 数组相同，``{"dtype": "f4", "bdata": …, "shape": "64,64"}``（各维的长度，逗号分隔），
+    不损失任何一位。``seqlab.explorers.web.decode_arrays`` 与 ``assets/live/nn.mjs`` 的 ``unpack`` 把它读回来。"""
+    if tensor.dtype not in _PACKED_DTYPES:
+        raise TypeError(f"只打包 float32 或 float64 的张量，收到的是 {tensor.dtype}")
+    dtype = _PACKED_DTYPES[tensor.dtype]
+    data = tensor.detach().contiguous().numpy().astype("<" + dtype).tobytes()
+    return {"dtype": dtype, "bdata": base64.b64encode(data).decode("ascii"), "shape": ",".join(map(str, tensor.shape))}
 
 
 def packed_weights(model: torch.nn.Module) -> dict[str, dict[str, str]]:

@@ -17,11 +17,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal
 
+import numpy as np
 import torch
 
-from seqlab import rnn
+from seqlab import rnn, states
 from seqlab.runtime import single_thread
 
 R_MAX = 100  # 算到的最大距离
@@ -43,13 +44,27 @@ Regime = Literal["decay", "transient", "growth", "critical", "uncertain"]
 _TOL = 1e-9  # 判断“< 1”“> 1”时容许的舍入误差
 
 
+# 状态里的对数值（log10）保留到小数点后 LOG10_DECIMALS 位（相对精度约 2e-10，远细于图上的 4 位有效数字）：
+# 数学上恰好是 1 的量（例如正交、ρ = 1 时的每个范数）算出来是 1 ± 1e-16，对数是 ±1e-16 这样的舍入误差；
+# 舍入之后两边都是 0，网页与 Python 的状态才逐项一致。
+LOG10_DECIMALS = 10
+# 右图只画到最大奇异值的 10^-SINGULAR_DECADES 倍：更小的奇异值画在这条线上。双精度连乘与 SVD 的舍入误差约为
+# 最大奇异值的 1e-16 倍，奇异值越小，相对误差越大（小 6 个数量级时约 1e-9，小 12 个数量级时约 1e-3，
+# 再小就全是舍入误差）；它们对梯度的大小没有可见的影响。截在这里，每个画出的奇异值都有 8 位以上的有效数字。
+SINGULAR_DECADES = 6
+
+
+def _round_log10(values: torch.Tensor) -> torch.Tensor:
+    """对数值保留 ``LOG10_DECIMALS`` 位小数（乘以 10 的幂、四舍六入五成双、再除回去；网页上同样的三步）。"""
+    scale = 10.0**LOG10_DECIMALS
+    return torch.round(values * scale) / scale
+
+
 @dataclass(frozen=True)
 class FamilyCurve:
     """一类循环矩阵在一组设置下的全部结果（r = 1 … R_MAX）。"""
 
     kind: str
-    M: torch.Tensor  # (R_MAX, d, d) 乘积的方向，‖M_r‖_F = 1
-    log10_c: torch.Tensor  # (R_MAX,) 乘积的尺度
     log10_norm: torch.Tensor  # (R_MAX,) log10 ‖∂h_t/∂h_{t-r}‖_2
     sigma_max_W: float  # σ_max(W_h)
     rho_W: float  # ρ(W_h)
@@ -63,50 +78,108 @@ class FamilyCurve:
     mean_slope: float  # 平均的 φ'(a_j)：饱和程度
 
 
+@dataclass(frozen=True)
+class Products:
+    """一类矩阵的全部乘积 ``P_r = 10^{log10_c[r-1]} · M_r``（不进状态的 JSON：改变 r 时由它求奇异值）。"""
+
+    M: torch.Tensor  # (R_MAX, d, d) 乘积的方向，‖M_r‖_F = 1
+    log10_c: torch.Tensor  # (R_MAX,) 乘积的尺度
+
+
+# ---------------------------------------------------------------------------
+# 可复现的前向：tanh RNN 可能是混沌的——h_0 附近 1e-16 的差别，100 步后可以长成整个数量级。网页实时面要算出
+# 同一条轨迹，所以这里的前向只用逐个舍入的加减乘除（numpy 的逐元素运算，不用 BLAS 与数学库），按固定的顺序：
+# a_t = u_t + W_h[:, 0] h_0 + W_h[:, 1] h_1 + …（逐项相加），tanh 与 φ′ 由下面的 ``_exp`` 算出。
+# 浏览器里的 JavaScript（assets/live/jacobian.mjs）做完全相同的运算，得到逐位相同的 a_t。
+# tests/test_rnn.py 把它与 rnn.ElmanRNN、torch.tanh、rnn.phi_derivative 对照。
+# ---------------------------------------------------------------------------
+_LN2_HI, _LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10  # ln 2 = 高位（低 32 位为 0）+ 低位
+_INV_LN2 = 1.44269504088896338700e00
+_EXP_TERMS = 14  # exp(r) 的泰勒级数取到 r^13/13!：|r| ≤ ln2/2 时截断误差约 5e-18
+
+
+def _exp(x: np.ndarray) -> np.ndarray:
+    """``exp(x)``，``-700 ≤ x ≤ 0``：``x = k ln2 + r``，``exp(x) = 2^k · exp(r)``，``exp(r)`` 用泰勒级数（Horner）。
+    相对误差约 2e-16；只用加减乘除、向下取整与乘以 2 的整数次幂（精确），所以 JavaScript 能逐位算出同样的数。"""
+    k = np.floor(x * _INV_LN2 + 0.5)
+    r = (x - k * _LN2_HI) - k * _LN2_LO
+    p = np.full_like(r, 1.0 / math.factorial(_EXP_TERMS - 1))
+    for n in range(_EXP_TERMS - 2, -1, -1):
+        p = p * r + 1.0 / math.factorial(n)
+    return np.ldexp(p, k.astype(np.int64))
+
+
+def _tanh_and_slope(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(tanh(a), φ′(a) = 1/cosh²(a))``，都由 ``t = exp(-2|a|)`` 得到：``tanh = ±(1 - t)/(1 + t)``，
+    ``1/cosh² = 4t/(1 + t)²``。``|a| > 350`` 时 ``t`` 取 ``exp(-700)``（这时 tanh 已是 ±1，φ′ 小于 1e-303）。"""
+    t = _exp(np.maximum(-2.0 * np.abs(a), -700.0))
+    magnitude = (1.0 - t) / (1.0 + t)
+    return np.where(a < 0, -magnitude, magnitude), (4.0 * t) / ((1.0 + t) * (1.0 + t))
+
+
+def reproducible_preactivations(W_h: torch.Tensor, U: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """tanh RNN ``a_t = u_t + W_h h_{t-1}``、``h_t = tanh(a_t)``（``h_0 = 0``）的全部 ``a_t`` 与 ``φ′(a_t)``。
+
+    ``W_h (d, d)``，``U (S, d)`` 是每一步的输入项 ``u_t = W_x e_t + b``；返回两个 ``(S, d)`` 的 float64 张量。
+    与 ``rnn.ElmanRNN`` 是同一个公式，只是求和的顺序固定（见上面的说明）。"""
+    W = W_h.detach().to(torch.float64).numpy()
+    u = U.detach().to(torch.float64).numpy()
+    h = np.zeros(W.shape[0])
+    A, slopes = np.empty_like(u), np.empty_like(u)
+    for t in range(u.shape[0]):
+        a = u[t].copy()
+        for j in range(W.shape[1]):
+            a += W[:, j] * h[j]
+        h, slopes[t] = _tanh_and_slope(a)
+        A[t] = a
+    return torch.from_numpy(A), torch.from_numpy(slopes)
+
+
+def input_noise(d: int, seed: int) -> torch.Tensor:
+    """RNN 的随机输入 ``E``，形状 ``(BURN_IN + R_MAX, d)``，float64。"""
+    gen = torch.Generator().manual_seed(seed + 7)
+    return torch.randn(BURN_IN + R_MAX, d, generator=gen, dtype=torch.float64)
+
+
 @lru_cache(maxsize=96)
-def family_curve(
+def family_products(
     kind: str, d: int, rho: float, beta: float, phi: str, input_scale: float, seed: int
-) -> FamilyCurve:
+) -> tuple[FamilyCurve, Products]:
     """跑一遍 RNN，求出 ``r = 1 … R_MAX`` 的全部乘积（按参数缓存：只改 r 时不必重算）。"""
     W_h = rnn.recurrent_matrix(kind, d, rho, beta=beta, seed=seed)
-    gen = torch.Generator().manual_seed(seed + 7)
-    E = torch.randn(BURN_IN + R_MAX, d, generator=gen, dtype=torch.float64)
-    model = rnn.ElmanRNN.from_matrices(
-        input_scale * torch.eye(d, dtype=torch.float64), W_h, torch.zeros(d, dtype=torch.float64), phi
-    )
-    with torch.no_grad():
-        if phi == "linear":  # 线性时 J_j = W_h，与状态无关，不必真的跑前向
-            A = torch.zeros(R_MAX, d, dtype=torch.float64)
-        else:
-            _, A = model(E, return_preactivations=True)
-            A = A[BURN_IN:]  # a_j，j = t-R_MAX+1 … t
-        Js = rnn.step_jacobian(A, W_h, phi)  # (R_MAX, d, d)，按时间顺序
-        # 尺度 c_r 单独记账，方向 M_r 的范数始终在 1 附近，所以连乘和求奇异值都可以用单精度：
-        # 100 步后的相对误差约 1e-5，画在对数轴上看不出来，速度却快一倍。
-        M, log10_c = rnn.scaled_products(Js.to(torch.float32))
-        log10_norm = rnn.log10_spectral_norms(M, log10_c)
-        over, under = _float32_failure(M, log10_c)
-        slope = float(rnn.phi_derivative(A, phi).mean())
-    sigma_max = float(torch.linalg.matrix_norm(W_h, ord=2))
-    rho_W = rnn.spectral_radius(W_h)
+    if phi == "linear":  # 线性时 J_j = W_h，与状态无关，不必真的跑前向
+        slopes = torch.ones(R_MAX, d, dtype=torch.float64)
+    else:  # W_x = input_scale · I，b = 0
+        _, slopes = reproducible_preactivations(W_h, input_scale * input_noise(d, seed))
+        slopes = slopes[BURN_IN:]  # φ'(a_j)，j = t-R_MAX+1 … t
+    Js = slopes.unsqueeze(-1) * W_h  # (R_MAX, d, d)，按时间顺序：J_j = diag(φ'(a_j)) W_h（rnn.step_jacobian）
+    # 尺度 c_r 单独记账，方向 M_r 的范数始终在 1 附近。用 float64 连乘：网页上的计算同样是 float64，两边才能一致。
+    M, log10_c = rnn.scaled_products(Js)
+    log10_norm = _round_log10(rnn.log10_spectral_norms(M, log10_c))
+    over, under = _float32_failure(M, log10_c)
+    # σ_max 保留 12 位有效数字：它常常恰好是整数或 ρ（例如 β = 0 时 W_h = ρI），不同的算法算出它或它旁边的双精度数；
+    # 舍入之后两边相同，上界 (γσ_max)ʳ 在 γσ_max = 1 时也恰好是 1。
+    sigma_max = float(f"{float(torch.linalg.matrix_norm(W_h, ord=2)):.12g}")
+    # ρ(W_h) 由构造恰好是 ρ（rnn.recurrent_matrix；tests/test_rnn.py 用特征值核对）。不用数值特征值：非正规矩阵的
+    # 特征值是若尔当块的重根，数值解差 √(ε β) ≈ 1e-8，ρ = 1 时就会被当成 ρ > 1。
+    rho_W = rho
     gamma_sigma = rnn.PHI_DERIVATIVE_BOUND[phi] * sigma_max
     rs = range(1, R_MAX + 1)
-    return FamilyCurve(
+    curve = FamilyCurve(
         kind=kind,
-        M=M,
-        log10_c=log10_c,
         log10_norm=log10_norm,
         sigma_max_W=sigma_max,
         rho_W=rho_W,
         gamma_sigma_max=gamma_sigma,
-        log10_bound=[r * math.log10(gamma_sigma) for r in rs],
-        log10_radius=[r * math.log10(rho_W) for r in rs],
+        log10_bound=_round_log10(torch.tensor([r * math.log10(gamma_sigma) for r in rs], dtype=torch.float64)).tolist(),
+        log10_radius=_round_log10(torch.tensor([r * math.log10(rho_W) for r in rs], dtype=torch.float64)).tolist(),
         regime=_regime(gamma_sigma, rho_W, phi),
         peak_r=_transient_peak(log10_norm),
         f32_overflow_r=over,
         f32_underflow_r=under,
-        mean_slope=slope,
+        mean_slope=float(slopes.mean()),
     )
+    return curve, Products(M, log10_c)
 
 
 def _regime(gamma_sigma: float, rho_W: float, phi: str) -> Regime:
@@ -136,9 +209,27 @@ def _float32_failure(M: torch.Tensor, log10_c: torch.Tensor) -> tuple[int | None
     return (int(over[0]) + 1 if len(over) else None), (int(under[0]) + 1 if len(under) else None)
 
 
-def singular_values(curves: dict[str, FamilyCurve], r: int) -> dict[str, list[float]]:
-    """每一类在距离 ``r`` 处乘积的全部奇异值（log10，从大到小；每类 d 个）。很小的 SVD，请在单线程里调用。"""
-    return {k: rnn.log10_singular_values(c.M[r - 1], float(c.log10_c[r - 1])).tolist() for k, c in curves.items()}
+def singular_values(products: dict[str, Products], r: int) -> dict[str, list[float]]:
+    """每一类在距离 ``r`` 处乘积的全部奇异值（log10，从大到小；每类 d 个）。比最大的小 ``SINGULAR_DECADES`` 个
+    数量级以上的画在那个下限上（见 ``SINGULAR_DECADES``）。很小的 SVD，请在单线程里调用。"""
+    out = {}
+    for kind, p in products.items():
+        log10_sv = rnn.log10_singular_values(p.M[r - 1], float(p.log10_c[r - 1]))
+        out[kind] = _round_log10(log10_sv.clamp_min(float(log10_sv[0]) - SINGULAR_DECADES)).tolist()
+    return out
+
+
+def families(
+    d: int, rho: float, beta: float, phi: str, input_scale: float, seed: int
+) -> tuple[dict[str, FamilyCurve], dict[str, Products]]:
+    """三类矩阵的结果与乘积。与某一类无关的参数不进缓存键：拖动 β 只重算非正规矩阵，线性 φ 下拖动输入幅度什么也不用重算。"""
+    both = {
+        k: family_products(
+            k, d, rho, beta if k == "nonnormal" else 0.0, phi, input_scale if phi == "tanh" else 0.0, seed
+        )
+        for k in rnn.KINDS
+    }
+    return {k: c for k, (c, _) in both.items()}, {k: p for k, (_, p) in both.items()}
 
 
 @dataclass(frozen=True)
@@ -165,14 +256,8 @@ def jacobian_state(
     # 舍入到 6 位小数：只差末位舍入误差的取值（例如滑块给出的 0.30000000000000004）共用同一份缓存。
     rho, beta, input_scale = round(rho, 6), round(beta, 6), round(input_scale, 6)
     with single_thread():
-        # 与某一类无关的参数不进缓存键：拖动 β 只重算非正规矩阵，线性 φ 下拖动输入幅度什么也不用重算。
-        curves = {
-            k: family_curve(
-                k, d, rho, beta if k == "nonnormal" else 0.0, phi, input_scale if phi == "tanh" else 0.0, seed
-            )
-            for k in rnn.KINDS
-        }
-        singular = singular_values(curves, r)
+        curves, products = families(d, rho, beta, phi, input_scale, seed)
+        singular = singular_values(products, r)
     return JacobianState(matrix, phi, rho, beta, input_scale, r, d, seed, curves, singular)
 
 
@@ -194,6 +279,10 @@ class TourState:
     scenes: list[TourScene]
 
 
+def _products(state: JacobianState) -> dict[str, Products]:
+    return families(state.d, state.rho, state.beta, state.phi, state.input_scale, state.seed)[1]
+
+
 def tour_state(distances: Sequence[int], scenes: Sequence[tuple[str, str, JacobianState]]) -> TourState:
     """``scenes`` 是 ``(名字, 标题, 状态)``；标题里的 ``{over}`` 换成所选矩阵 float32 上溢的距离。"""
     with single_thread():
@@ -204,8 +293,31 @@ def tour_state(distances: Sequence[int], scenes: Sequence[tuple[str, str, Jacobi
                     label,
                     headline.format(over=state.selected.f32_overflow_r),
                     state,
-                    [singular_values(state.curves, r) for r in distances],
+                    [singular_values(_products(state), r) for r in distances],
                 )
                 for label, headline, state in scenes
             ],
         )
+
+
+def web_data(d: int = 32, seed: int = 0) -> dict[str, Any]:
+    """网页实时面计算 ``jacobian_state`` 所需的常量（``d``、``seed`` 在网页上固定在默认值）：三类循环矩阵的固定部分
+    （正交的 ``Q``；高斯的 ``G`` 与它的谱半径；非正规的 ``N``，见 ``rnn.recurrent_matrix``）、随机输入 ``E``，都是
+    float64 原样（``states.packed``）。浏览器由它们对任意 ρ、β 逐位算出同一个 ``W_h``，再算出同样的状态。"""
+    G = rnn.gaussian_matrix(d, seed)
+    return {
+        "Q": states.packed(rnn.orthogonal_matrix(d, seed)),
+        "G": states.packed(G),
+        "G_radius": rnn.spectral_radius(G),
+        "N": states.packed(rnn.nilpotent_part(d, seed)),
+        "E": states.packed(input_noise(d, seed)),
+        "kinds": list(rnn.KINDS),
+        "kind_labels": KIND_LABELS,
+        "gamma": rnn.PHI_DERIVATIVE_BOUND,
+        "R_MAX": R_MAX,
+        "BURN_IN": BURN_IN,
+        "F32_MAX": F32_MAX,
+        "F32_TINY": F32_TINY,
+        "LOG10_DECIMALS": LOG10_DECIMALS,
+        "SINGULAR_DECADES": SINGULAR_DECADES,
+    }
