@@ -522,6 +522,22 @@ def _switch_off(visit: Visit, gd, switch, static) -> None:
     assert not visit.errors, f"控制台错误：{visit.errors}"
 
 
+def _drag_live_slider(p, slider, to: float) -> str:
+    """用真实的鼠标事件（手机上同样是指针事件）把滑块从它现在的值拖到大约 ``to``：按下、分五步移动、松开；
+    返回松开后滑块的值。"""
+    slider.scroll_into_view_if_needed()
+    box = slider.bounding_box()
+    low, high = float(slider.get_attribute("min")), float(slider.get_attribute("max"))
+    y = box["y"] + box["height"] / 2
+    x0, x1 = (box["x"] + box["width"] * (value - low) / (high - low) for value in (float(slider.input_value()), to))
+    p.mouse.move(x0, y)
+    p.mouse.down()
+    for k in range(1, 6):
+        p.mouse.move(x0 + (x1 - x0) * k / 5, y)
+    p.mouse.up()
+    return slider.input_value()
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("device", ["desktop", "phone"])
 def test_live_switch_recomputes_the_figure_in_the_page_as_python_does(browser, server, device, scheme):
@@ -534,17 +550,7 @@ def test_live_switch_recomputes_the_figure_in_the_page_as_python_does(browser, s
         assert gd.evaluate("g => g._fullLayout.paper_bgcolor") == "rgba(0,0,0,0)", "实时面的图要用全书的透明背景（深色模式下不是一块白板）"
 
         # 用真实的鼠标事件拖动滑块（手机上同样是指针事件），图要变成 Python 对那个 S 画出的图
-        slider = p.locator(".seqlab-live-control input[type=range]")
-        slider.scroll_into_view_if_needed()
-        box = slider.bounding_box()
-        y = box["y"] + box["height"] / 2
-        start = box["x"] + box["width"] * (16 - 2) / (256 - 2)
-        p.mouse.move(start, y)
-        p.mouse.down()
-        for k in range(1, 6):
-            p.mouse.move(start + (box["x"] + 0.4 * box["width"] - start) * k / 5, y)
-        p.mouse.up()
-        S = int(slider.input_value())
+        S = int(_drag_live_slider(p, p.locator(".seqlab-live-control input[type=range]"), 100))
         assert S > 16, f"拖动后滑块应当变大，现在是 {S}"
         _expect_python(p, gd, "score_matrix", {**defaults, "S": S}, f"拖到 S = {S}")
         p.wait_for_timeout(300)
@@ -697,16 +703,7 @@ def test_live_permutation_follows_the_dragged_shuffle_slider_as_python_does(brow
         _expect_python(p, gd, "permutation", raw, "加正弦位置")
 
         # 用真实的鼠标事件把“打乱方式”从 1 拖到右边，图要变成 Python 对那种打乱方式画出的图
-        slider = p.locator(".seqlab-live-control input[type=range]")
-        slider.scroll_into_view_if_needed()
-        box = slider.bounding_box()
-        y = box["y"] + box["height"] / 2
-        p.mouse.move(box["x"] + 2, y)
-        p.mouse.down()
-        for k in range(1, 6):
-            p.mouse.move(box["x"] + 2 + (0.6 * box["width"] - 2) * k / 5, y)
-        p.mouse.up()
-        shuffle = int(slider.input_value())
+        shuffle = int(_drag_live_slider(p, p.locator(".seqlab-live-control input[type=range]"), 12))
         assert shuffle > 1, f"拖动后滑块应当变大，现在是 {shuffle}"
         _expect_python(p, gd, "permutation", {**raw, "shuffle": shuffle}, f"拖到打乱方式 {shuffle}")
         p.keyboard.press("ArrowLeft")  # 键盘也能调：聚焦的滑块左移一格
@@ -759,18 +756,9 @@ def test_live_step_slider_dragged_with_the_mouse_moves_the_frame_as_python_does(
     try:
         gd, switch, index, static = _switch_on(visit, device, name)
         _expect_python(p, gd, name, defaults, "打开时")
-        slider = p.locator(".seqlab-live-control input[type=range]")
-        slider.scroll_into_view_if_needed()
-        box = slider.bounding_box()
         param = explorer.param("step")
-        y = box["y"] + box["height"] / 2
-        start = box["x"] + box["width"] * (defaults["step"] - param.low) / (param.high - param.low)
-        p.mouse.move(start, y)
-        p.mouse.down()
-        for k in range(1, 6):
-            p.mouse.move(start + (box["x"] + 0.35 * box["width"] - start) * k / 5, y)
-        p.mouse.up()
-        step = int(slider.input_value())
+        step = int(_drag_live_slider(p, p.locator(".seqlab-live-control input[type=range]"),
+                                     param.low + 0.35 * (param.high - param.low)))
         assert step > defaults["step"], f"拖动后滑块应当变大，现在是 {step}"
         # 说明只在步数超过句长时才变：等条形图换成这一步的，再对照 Python 的图
         p.wait_for_function("([i, t]) => window.seqlabFigures[i].gd.data[2].name === t", arg=[index, f"α_{step}j"])
@@ -788,20 +776,6 @@ def test_live_step_slider_dragged_with_the_mouse_moves_the_frame_as_python_does(
         visit.close()
 
 
-def _drag_live_slider(p, slider, to: float) -> None:
-    """用真实的鼠标事件把滑块从它现在的位置拖到宽度的 ``to``（0 到 1）处：按下、分五步移动、松开。"""
-    slider.scroll_into_view_if_needed()
-    box = slider.bounding_box()
-    low, high = float(slider.get_attribute("min")), float(slider.get_attribute("max"))
-    y = box["y"] + box["height"] / 2
-    start = box["x"] + box["width"] * (float(slider.input_value()) - low) / (high - low)
-    p.mouse.move(start, y)
-    p.mouse.down()
-    for k in range(1, 6):
-        p.mouse.move(start + (box["x"] + to * box["width"] - start) * k / 5, y)
-    p.mouse.up()
-
-
 @pytest.mark.parametrize("device", ["desktop", "phone"])
 def test_live_gpt_follows_dragged_temperature_and_step_sliders_as_python_does(browser, server, device):
     """小 GPT 的实时面：换成采样后拖温度（每次重新生成整段），再拖“第几步”（只取出缓存的生成里的一步），
@@ -815,13 +789,11 @@ def test_live_gpt_follows_dragged_temperature_and_step_sliders_as_python_does(br
         controls.get_by_label("解码", exact=True).select_option(label="采样")
         _expect_python(p, gd, "gpt_steps", raw, "采样")
         temperature = controls.get_by_label("温度", exact=True)
-        _drag_live_slider(p, temperature, 0.85)
-        raw["temperature"] = float(temperature.input_value())
+        raw["temperature"] = float(_drag_live_slider(p, temperature, 1.7))
         assert raw["temperature"] > 1.0, f"拖动后温度应当变高，现在是 {raw['temperature']}"
         _expect_python(p, gd, "gpt_steps", raw, f"温度拖到 {raw['temperature']}")
         step = controls.get_by_label("第几步", exact=True)
-        _drag_live_slider(p, step, 0.3)
-        raw["step"] = int(step.input_value())
+        raw["step"] = int(_drag_live_slider(p, step, 7))
         assert raw["step"] > 0, "拖动后应当不在第 0 步"
         _expect_python(p, gd, "gpt_steps", raw, f"拖到第 {raw['step']} 步")
         p.keyboard.press("ArrowRight")  # 键盘也能调：聚焦的滑块右移一格
@@ -839,21 +811,6 @@ def test_live_gpt_follows_dragged_temperature_and_step_sliders_as_python_does(br
         visit.close()
 
 
-def _drag_slider(p, slider, low: float, high: float, start: float, to: float) -> str:
-    """用真实的鼠标事件把滑块从 ``start`` 拖到大约 ``to``（手机上同样是指针事件），返回松开后滑块的值。"""
-    slider.scroll_into_view_if_needed()
-    box = slider.bounding_box()
-    y = box["y"] + box["height"] / 2
-    x0 = box["x"] + box["width"] * (start - low) / (high - low)
-    x1 = box["x"] + box["width"] * (to - low) / (high - low)
-    p.mouse.move(x0, y)
-    p.mouse.down()
-    for k in range(1, 6):
-        p.mouse.move(x0 + (x1 - x0) * k / 5, y)
-    p.mouse.up()
-    return slider.input_value()
-
-
 @pytest.mark.parametrize("device", ["desktop", "phone"])
 def test_live_jacobian_follows_dragged_sliders_and_choices_as_python_does(browser, server, device):
     from seqlab import explorers
@@ -869,7 +826,7 @@ def test_live_jacobian_follows_dragged_sliders_and_choices_as_python_does(browse
 
         # 距离 r：拖动途中就更新（曲线取自缓存）
         r = explorer.param("r")
-        raw["r"] = int(_drag_slider(p, controls.get_by_label(r.label, exact=True), r.low, r.high, raw["r"], 75))
+        raw["r"] = int(_drag_live_slider(p, controls.get_by_label(r.label, exact=True), 75))
         assert raw["r"] > 30, f"拖动后 r 应当变大，现在是 {raw['r']}"
         _expect_python(p, gd, "jacobian_product", raw, f"拖到 r = {raw['r']}")
 
@@ -881,12 +838,12 @@ def test_live_jacobian_follows_dragged_sliders_and_choices_as_python_does(browse
         # 连续的参数：谱半径 ρ 与输入幅度（滑块给出的小数原样交给两边）
         for name, to in (("rho", 1.7), ("input_scale", 0.2)):
             param = explorer.param(name)
-            raw[name] = float(_drag_slider(p, controls.get_by_label(param.label, exact=True), param.low, param.high, raw[name], to))
+            raw[name] = float(_drag_live_slider(p, controls.get_by_label(param.label, exact=True), to))
             _expect_python(p, gd, "jacobian_product", raw, f"拖到 {name} = {raw[name]}")
         _fill_live(p, explorer, {"matrix": "nonnormal"})
         param = explorer.param("beta")
         raw["matrix"] = "nonnormal"
-        raw["beta"] = float(_drag_slider(p, controls.get_by_label(param.label, exact=True), param.low, param.high, raw["beta"], 8.0))
+        raw["beta"] = float(_drag_live_slider(p, controls.get_by_label(param.label, exact=True), 8.0))
         _expect_python(p, gd, "jacobian_product", raw, f"非正规、拖到 β = {raw['beta']}")
 
         p.wait_for_timeout(300)
