@@ -538,6 +538,17 @@ def _drag_live_slider(p, slider, to: float) -> str:
     return slider.input_value()
 
 
+def _check_live_figure(p, gd, index: int, name: str, device: str) -> None:
+    """实时面改完之后：图中文字既不重叠也没被裁掉；打印每次更新的耗时（只报告，不断言）；存一张图的截图。"""
+    p.wait_for_timeout(300)
+    (boxes,) = [b for b in p.evaluate(FIGURE_TEXT_BOXES) if b["index"] == index]
+    assert not boxes["overlaps"] and not boxes["cut"], f"{device}：实时面的图中文字重叠或被裁掉：{boxes}"
+    timings, compute = p.evaluate(f"[window.seqlabFigures[{index}].live.timings, window.seqlabFigures[{index}].live.computeTimings]")
+    print(f"{name}/{device}：实时面 {len(timings)} 次更新，中位数 {statistics.median(timings):.1f} ms"
+          f"（其中计算 {statistics.median(compute):.1f} ms）")
+    p.locator(".seqlab-figure", has=gd).screenshot(path=str(SHOTS / f"live-{name}-{device}.png"))
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("device", ["desktop", "phone"])
 def test_live_switch_recomputes_the_figure_in_the_page_as_python_does(browser, server, device, scheme):
@@ -708,11 +719,7 @@ def test_live_permutation_follows_the_dragged_shuffle_slider_as_python_does(brow
         _expect_python(p, gd, "permutation", {**raw, "shuffle": shuffle}, f"拖到打乱方式 {shuffle}")
         p.keyboard.press("ArrowLeft")  # 键盘也能调：聚焦的滑块左移一格
         _expect_python(p, gd, "permutation", {**raw, "shuffle": shuffle - 1}, f"左移到打乱方式 {shuffle - 1}")
-
-        p.wait_for_timeout(300)
-        (boxes,) = [b for b in p.evaluate(FIGURE_TEXT_BOXES) if b["index"] == index]
-        assert not boxes["overlaps"] and not boxes["cut"], f"{device}：实时面的图中文字重叠或被裁掉：{boxes}"
-        p.screenshot(path=str(SHOTS / f"live-permutation-{device}.png"), full_page=False)
+        _check_live_figure(p, gd, index, "permutation", device)
         _switch_off(visit, gd, switch, static)
     finally:
         visit.close()
@@ -763,14 +770,8 @@ def test_live_step_slider_dragged_with_the_mouse_moves_the_frame_as_python_does(
         # 说明只在步数超过句长时才变：等条形图换成这一步的，再对照 Python 的图
         p.wait_for_function("([i, t]) => window.seqlabFigures[i].gd.data[2].name === t", arg=[index, f"α_{step}j"])
         _expect_python(p, gd, name, {**defaults, "step": step}, f"拖到第 {step} 步")
-        timings, compute = p.evaluate(f"[window.seqlabFigures[{index}].live.timings, window.seqlabFigures[{index}].live.computeTimings]")
-        print(f"{name}/{device}：拖动步数 {len(timings)} 次更新，中位数 {statistics.median(timings):.1f} ms"
-              f"（其中计算 {statistics.median(compute):.1f} ms）")
-        p.wait_for_timeout(300)
-        (boxes,) = [b for b in p.evaluate(FIGURE_TEXT_BOXES) if b["index"] == index]
-        assert not boxes["overlaps"] and not boxes["cut"], f"{device}：实时面的图中文字重叠或被裁掉：{boxes}"
+        _check_live_figure(p, gd, index, name, device)
         assert not run_axe(p), "打开实时面之后有 axe 的严重问题"
-        p.screenshot(path=str(SHOTS / f"live-{name}-{device}.png"), full_page=False)
         _switch_off(visit, gd, switch, static)
     finally:
         visit.close()
@@ -799,13 +800,7 @@ def test_live_gpt_follows_dragged_temperature_and_step_sliders_as_python_does(br
         p.keyboard.press("ArrowRight")  # 键盘也能调：聚焦的滑块右移一格
         raw["step"] += 1
         _expect_python(p, gd, "gpt_steps", raw, f"右移到第 {raw['step']} 步")
-        p.wait_for_timeout(300)
-        (boxes,) = [b for b in p.evaluate(FIGURE_TEXT_BOXES) if b["index"] == index]
-        assert not boxes["overlaps"] and not boxes["cut"], f"{device}：实时面的图中文字重叠或被裁掉：{boxes}"
-        live = p.evaluate(f"(({{timings, computeTimings}}) => ({{timings, computeTimings}}))(window.seqlabFigures[{index}].live)")
-        print(f"{device}：gpt_steps 实时面 {len(live['timings'])} 次更新，每次（毫秒，含重画）{live['timings']}，"
-              f"其中计算 {live['computeTimings']}")
-        p.screenshot(path=str(SHOTS / f"live-gpt_steps-{device}.png"), full_page=False)
+        _check_live_figure(p, gd, index, "gpt_steps", device)
         _switch_off(visit, gd, switch, static)
     finally:
         visit.close()
@@ -846,14 +841,7 @@ def test_live_jacobian_follows_dragged_sliders_and_choices_as_python_does(browse
         raw["beta"] = float(_drag_live_slider(p, controls.get_by_label(param.label, exact=True), 8.0))
         _expect_python(p, gd, "jacobian_product", raw, f"非正规、拖到 β = {raw['beta']}")
 
-        p.wait_for_timeout(300)
-        p.locator(".seqlab-figure", has=gd).screenshot(path=str(SHOTS / f"live-jacobian-{device}.png"))
-        (boxes,) = [b for b in p.evaluate(FIGURE_TEXT_BOXES) if b["index"] == index]
-        assert not boxes["overlaps"] and not boxes["cut"], f"{device}：实时面的图中文字重叠或被裁掉：{boxes}"
-        live = p.evaluate(f"(({{timings, computeTimings}}) => ({{timings, computeTimings}}))(window.seqlabFigures[{index}].live)")
-        median = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
-        print(f"{device}：jacobian 实时面 {len(live['timings'])} 次更新，中位数 {median(live['timings']):.1f} ms"
-              f"（其中计算 {median(live['computeTimings']):.1f} ms）")
+        _check_live_figure(p, gd, index, "jacobian_product", device)
         _switch_off(visit, gd, switch, static)
     finally:
         visit.close()
