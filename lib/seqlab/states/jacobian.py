@@ -90,7 +90,7 @@ class Products:
 # 可复现的前向：tanh RNN 可能是混沌的——h_0 附近 1e-16 的差别，100 步后可以长成整个数量级。网页实时面要算出
 # 同一条轨迹，所以这里的前向只用逐个舍入的加减乘除（numpy 的逐元素运算，不用 BLAS 与数学库），按固定的顺序：
 # a_t = u_t + W_h[:, 0] h_0 + W_h[:, 1] h_1 + …（逐项相加），tanh 与 φ′ 由下面的 ``_exp`` 算出。
-# 浏览器里的 JavaScript（assets/live/jacobian.mjs）做完全相同的运算，得到逐位相同的 a_t。
+# 浏览器里的 JavaScript（assets/live/jacobian_product.mjs）做完全相同的运算，得到逐位相同的 a_t。
 # tests/test_rnn.py 把它与 rnn.ElmanRNN、torch.tanh、rnn.phi_derivative 对照。
 # ---------------------------------------------------------------------------
 _LN2_HI, _LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10  # ln 2 = 高位（低 32 位为 0）+ 低位
