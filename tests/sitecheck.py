@@ -165,16 +165,21 @@ def cold_load(browser, url: str, *, network=NETWORK_4G, device=PHONE, scroll_thr
         context.close()
 
 
-# 网页实时面：打开第 index 张图的“实时计算”开关，把它的第一个滑块（没有滑块时是第一个下拉菜单）依次拨到 fractions 里的
-# 每个位置（0 是最左或第一项、1 是最右或最后一项；与读者操作时一样触发 input 或 change 事件），等每次更新画完；返回打开开关时下载的字节数、每次更新从读入控件到图画完的毫秒数，
-# 以及其中计算（检查输入、算出状态与新图）的毫秒数。
-LIVE_SWEEP = """async ([index, fractions]) => {
+# 网页实时面：打开第 index 张图的“实时计算”开关（已经打开就不再开），把它的第 k 个滑块或下拉菜单依次拨到 fractions 里的
+# 每个位置（0 是最左或第一项、1 是最右或最后一项；与读者操作时一样触发 input 或 change 事件），等每次更新画完；返回这次打开开关时
+# 下载的字节数（已经打开时是 0）、这个控件的名字、控件的个数、每次更新从读入控件到图画完的毫秒数，以及其中计算（检查输入、
+# 算出状态与新图）的毫秒数。
+LIVE_SWEEP = """async ([index, fractions, k]) => {
   const f = window.seqlabFigures[index];
-  const before = performance.getEntriesByType('resource').length;
-  f.root.querySelector('.seqlab-live-switch').click();
-  while (!f.live) await new Promise((r) => setTimeout(r, 20));
-  const loaded = performance.getEntriesByType('resource').slice(before).reduce((n, e) => n + (e.decodedBodySize || 0), 0);
-  const control = f.root.querySelector('.seqlab-live-control input[type=range], .seqlab-live-control select, .seqlab-live-control input[list]');
+  let loaded = 0;
+  if (!f.live) {
+    const before = performance.getEntriesByType('resource').length;
+    f.root.querySelector('.seqlab-live-switch').click();
+    while (!f.live) await new Promise((r) => setTimeout(r, 20));
+    loaded = performance.getEntriesByType('resource').slice(before).reduce((n, e) => n + (e.decodedBodySize || 0), 0);
+  }
+  const controls = f.root.querySelectorAll('.seqlab-live-control input[type=range], .seqlab-live-control select, .seqlab-live-control input[list]');
+  const control = controls[k];
   const first = f.live.timings.length;
   for (const fraction of fractions) {
     const n = f.live.timings.length;
@@ -194,6 +199,7 @@ LIVE_SWEEP = """async ([index, fractions]) => {
       await new Promise((r) => setTimeout(r, 5));
     }
   }
-  return {loaded, timings: f.live.timings.slice(first), compute: f.live.computeTimings.slice(first)};
+  return {loaded, label: control.labels[0]?.textContent ?? '', count: controls.length,
+          timings: f.live.timings.slice(first), compute: f.live.computeTimings.slice(first)};
 }"""
 LIVE_FIGURES = "[...document.querySelectorAll('.seqlab-figure')].flatMap((f, i) => f.querySelector('.seqlab-live-switch') ? [i] : [])"
