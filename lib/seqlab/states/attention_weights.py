@@ -3,7 +3,7 @@
 权重来自第 1.4 节的 Bahdanau 注意力模型，或第 1.6 节编码器—解码器 Transformer 的交叉注意力
 （``encdec_transformer.SHOWN_LAYER`` 那一层、各头平均）；对照用的是第 1.4 节的固定上下文模型的译文。
 
-三个模型都用检查点里的权重、以 float64 计算（:func:`_checkpoint`）：贪心解码每一步取 argmax，两个词的分数很接近时，
+三个模型都用检查点里的权重、以 float64 计算（:func:`seqlab.states.float64_checkpoint`）：贪心解码每一步取 argmax，两个词的分数很接近时，
 float32 的舍入误差就可能翻转译文；float64 算出的数几乎与求和的先后次序无关，网页实时面（同样用 float64 算）
 因此能译出同样的词、得到同样的 α（都取 4 位小数）。
 """
@@ -16,10 +16,10 @@ from typing import Any
 
 import torch
 
-from seqlab import encdec, seq2seq, train
+from seqlab import encdec, seq2seq
 from seqlab.corpus import translation as task
 from seqlab.errors import InputError
-from seqlab.states import clean_text, packed_weights
+from seqlab.states import checkpoint_json, clean_text, float64_checkpoint
 from seqlab.train import encdec_transformer
 
 MODEL = "seq2seq_attention"
@@ -64,20 +64,12 @@ class AttentionState:
     top: list[int]  # 第 t 行里权重最大的 ``TOP`` 个源位置（从 0 数，权重从大到小）
 
 
-@lru_cache(maxsize=3)
-def _checkpoint(name: str) -> train.Checkpoint:
-    """检查点 ``name``，模型的参数就地换成 float64（每个数与 float32 的权重完全相同）。"""
-    ckpt = train.load(name)
-    ckpt.model.double()
-    return ckpt
-
-
 def _attend(model: str, src: torch.Tensor, T: int) -> tuple[torch.Tensor, torch.Tensor]:
     """``src`` (1, S) 贪心解码 ``T`` 步，返回 ``(ids (1, T), α (1, T, S))``。
 
     Transformer 的交叉注意力 (1, 层, 头, T, S) 取 ``encdec_transformer.SHOWN_LAYER`` 层、各头平均。
     """
-    ckpt = _checkpoint(model)
+    ckpt = float64_checkpoint(model)
     if model == encdec_transformer.NAME:
         ids, cross = ckpt.model_as(encdec.EncoderDecoderTransformer).greedy(src, T)
         return ids, encdec.head_mean(cross[:, encdec_transformer.SHOWN_LAYER])
@@ -101,7 +93,7 @@ def _translate(source: tuple[str, ...], model: str) -> AttentionState:
     words = list(source)
     src = torch.tensor([task.encode_source(words)])
     ids, alpha = _attend(model, src, len(words))
-    base_ids, _ = _checkpoint(BASELINE).model_as(seq2seq.FixedContextSeq2Seq).greedy(src, len(words))
+    base_ids, _ = float64_checkpoint(BASELINE).model_as(seq2seq.FixedContextSeq2Seq).greedy(src, len(words))
     grammatical = task.is_grammatical(words)
     output, baseline = task.decode_target(ids[0]), task.decode_target(base_ids[0])
     reference = task.translate(words) if grammatical else None
@@ -133,18 +125,13 @@ def attention_state(text: str, step: int, model: str) -> AttentionState:
     return replace(state, step=t, clamped=t != int(step), top=_top(state.alpha[t - 1]))
 
 
-def _exported(ckpt: train.Checkpoint) -> dict[str, Any]:
-    """一个检查点在网页上的样子：config 与每个参数（float32 原样，见 ``packed_weights``）。"""
-    return {"config": ckpt.config, "weights": packed_weights(ckpt.model)}
-
-
 def web_data() -> dict[str, Any]:
     """网页实时面计算 ``attention_state`` 所需的常量：三个检查点（两个可选的模型与对照用的固定上下文模型）的
     config 与每个参数（``state_dict`` 的名字 → :func:`seqlab.states.packed`，float32 原样），Transformer 展示的那一层；
     玩具语言的词表（名词、形容词、动词、逗号各自的译法，源与目标的 token 表，起始符）与可用的别名，
     以及源句的字数上限与 c_t 的说明列出的项数。浏览器由它们算出与本模块相同的状态。"""
     return {
-        "models": {name: _exported(train.load(name)) for name in (*MODELS, BASELINE)},
+        "models": {name: checkpoint_json(name) for name in (*MODELS, BASELINE)},
         "baseline": BASELINE,
         "transformer": encdec_transformer.NAME,
         "shown_layer": encdec_transformer.SHOWN_LAYER,

@@ -4,8 +4,7 @@
 最后一个位置的 Query 在每层每个头上的注意力、各位置的 K/V 是从 KV cache 读的还是这一步新算的。
 计算在 ``seqlab.gpt.generate_steps`` 里，这里只做输入检查，并缓存同一设置下的整次生成。
 
-模型用检查点里的权重、以 float64 计算（:func:`_model`）：float32 算出的很小的注意力权重与精确值的相对误差
-可达 1e-5 以上，float64 算出的数几乎与求和的先后次序无关，网页实时面（同样用 float64 算）因此能得到相同的状态。
+模型用检查点里的权重、以 float64 计算（:func:`seqlab.states.float64_checkpoint`），网页实时面因此能得到相同的状态。
 """
 
 from __future__ import annotations
@@ -14,9 +13,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from seqlab import gpt, train
+from seqlab import gpt
 from seqlab.runtime import single_thread
-from seqlab.states import clean_text, packed_weights
+from seqlab.states import checkpoint_json, clean_text, float64_checkpoint
 from seqlab.tokenize import Vocab
 from seqlab.train import gpt_chars
 from seqlab.transformer import TinyDecoder
@@ -36,20 +35,15 @@ class GptStepState:
 
 
 @lru_cache(maxsize=1)
-def _model() -> TinyDecoder:
-    """检查点里的模型，参数换成 float64（每个数与 float32 的权重完全相同）。"""
-    return train.load(gpt_chars.NAME).model_as(TinyDecoder).double()
-
-
-@lru_cache(maxsize=1)
 def _vocab() -> Vocab:
-    return gpt.vocab_of(train.load(gpt_chars.NAME).config)
+    return gpt.vocab_of(float64_checkpoint(gpt_chars.NAME).config)
 
 
 @lru_cache(maxsize=64)
 def _run(prompt: str, decoding: gpt.Decoding) -> tuple[gpt.Step, ...]:
+    model = float64_checkpoint(gpt_chars.NAME).model_as(TinyDecoder)
     with single_thread():
-        return tuple(gpt.generate_steps(_model(), _vocab(), prompt, MAX_STEPS, decoding))
+        return tuple(gpt.generate_steps(model, _vocab(), prompt, MAX_STEPS, decoding))
 
 
 def gpt_step_state(prompt: str, step: int, sample: bool, temperature: float, top_k: int, seed: int) -> GptStepState:
@@ -66,10 +60,8 @@ def web_data() -> dict[str, Any]:
     """网页实时面计算 ``gpt_step_state`` 所需的常量：检查点的 config（含词表 ``itos``）与每个参数
     （``state_dict`` 的名字 → :func:`seqlab.states.packed`，float32 原样），特殊 token 与它们在图里的写法，
     提示的字数上限、生成的步数与记下的候选个数。浏览器由它们算出与本模块相同的状态。"""
-    checkpoint = train.load(gpt_chars.NAME)
     return {
-        "config": checkpoint.config,
-        "weights": packed_weights(checkpoint.model),
+        **checkpoint_json(gpt_chars.NAME),
         "specials": {"bos": gpt.BOS, "eos": gpt.EOS, "all": list(gpt.SPECIALS)},
         "shown": gpt.SHOWN,
         "max_prompt": MAX_PROMPT,

@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import torch
 
-from seqlab import attention, train
+from seqlab import attention
 from seqlab.corpus import winograd
 from seqlab.errors import InputError
 from seqlab.runtime import single_thread
-from seqlab.states import clean_text, packed_weights
+from seqlab.states import checkpoint_json, clean_text, float64_checkpoint
 from seqlab.train import pronoun
 
 MAX_NOUN_CHARS = 4
@@ -37,11 +36,10 @@ class ItState:
     unknown: list[str]  # 模型字表里没有的字
 
 
-@lru_cache(maxsize=1)
 def _model() -> tuple[attention.PronounResolver, list[str]]:
-    """检查点里的模型（参数换成 float64，每个数与 float32 的权重完全相同）与它的字表。"""
-    ckpt = train.load(pronoun.WINOGRAD_CHECKPOINT)
-    return ckpt.model_as(attention.PronounResolver).double(), ckpt.config["vocab"]
+    """检查点里的模型（float64，见 :func:`seqlab.states.float64_checkpoint`）与它的字表。"""
+    ckpt = float64_checkpoint(pronoun.WINOGRAD_CHECKPOINT)
+    return ckpt.model_as(attention.PronounResolver), ckpt.config["vocab"]
 
 
 def _noun(text: str, what: str) -> str:
@@ -76,10 +74,8 @@ def web_data() -> dict[str, Any]:
     """网页实时面计算 ``it_state`` 所需的常量：检查点的 config（含字表）与每个参数（``state_dict`` 的名字 →
     :func:`seqlab.states.packed`，float32 原样），每种句式的填空模板与两个关键词（``make_example`` 由它们造句、
     找出两个名词与「它」的位置），代词与名词的字数上限。浏览器由它们算出与本模块相同的状态。"""
-    ckpt = train.load(pronoun.WINOGRAD_CHECKPOINT)
     return {
-        "config": ckpt.config,
-        "weights": packed_weights(ckpt.model),
+        **checkpoint_json(pronoun.WINOGRAD_CHECKPOINT),
         "templates": {t.key: {"text": t.text, "words": t.words} for t in winograd.TEMPLATES},
         "pronoun": winograd.PRONOUN,
         "max_noun_chars": MAX_NOUN_CHARS,

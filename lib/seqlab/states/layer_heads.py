@@ -9,14 +9,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any, cast
+from typing import Any
 
 import torch
 
-from seqlab import train
 from seqlab.runtime import single_thread
-from seqlab.states import clean_text, packed_weights
+from seqlab.states import checkpoint_json, clean_text, float64_checkpoint
 from seqlab.train import induction
 from seqlab.transformer import TinyDecoder
 
@@ -38,10 +36,8 @@ class LayerHeadState:
     scores: dict[str, float]  # 这个头的 previous / induction 分数
 
 
-@lru_cache(maxsize=1)
 def _model() -> TinyDecoder:
-    """检查点里的模型，参数换成 float64（每个数与 float32 的权重完全相同）。"""
-    return cast(TinyDecoder, train.load(CHECKPOINT).model).double()
+    return float64_checkpoint(CHECKPOINT).model_as(TinyDecoder)
 
 
 @torch.no_grad()
@@ -71,10 +67,8 @@ def web_data() -> dict[str, Any]:
     """网页实时面计算 ``layer_head_state`` 所需的常量：检查点的 config 与每个参数（``state_dict`` 的名字 →
     :func:`seqlab.states.packed`，float32 原样），词表（编号的顺序）、模型认识的字、训练时段长的范围与字数上限。
     浏览器由它们算出与本模块相同的状态。"""
-    checkpoint = train.load(CHECKPOINT)
     return {
-        "config": checkpoint.config,
-        "weights": packed_weights(checkpoint.model),
+        **checkpoint_json(CHECKPOINT),
         "vocab": induction.COPY_VOCAB,
         "tokens": induction.COPY_TOKENS,
         "period_range": induction.PERIOD_RANGE,

@@ -16,7 +16,7 @@ import torch
 from seqlab import train
 from seqlab.embedding import ContextVectors, MaskedWordModel, checkpoint_vocab, context_vectors
 from seqlab.errors import InputError
-from seqlab.states import clean_text, packed_weights
+from seqlab.states import clean_text, float64_checkpoint, packed_weights
 from seqlab.tokenize import Vocab, segmenter_words
 
 CHECKPOINT = "embedding"
@@ -39,9 +39,9 @@ class MatrixState:
 
 @lru_cache(maxsize=1)
 def embedding_model() -> tuple[MaskedWordModel, Vocab]:
-    """检查点 ``embedding`` 里的模型（参数换成 float64，每个数与 float32 的权重完全相同）与它的词表。"""
-    ckpt = train.load(CHECKPOINT)
-    return ckpt.model_as(MaskedWordModel).double(), checkpoint_vocab(ckpt.config)
+    """检查点 ``embedding`` 里的模型（float64，见 :func:`seqlab.states.float64_checkpoint`）与它的词表。"""
+    ckpt = float64_checkpoint(CHECKPOINT)
+    return ckpt.model_as(MaskedWordModel), checkpoint_vocab(ckpt.config)
 
 
 def embedding_data() -> dict[str, Any]:
