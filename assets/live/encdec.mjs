@@ -2,10 +2,9 @@
  * 部件（层归一化、多头注意力、FFN、正弦位置）在 nn.mjs 里；这里把它们组装成 pre-norm 的编码器块与带交叉注意力的
  * 解码器块。权重来自 Python 的 web_data()（float32 原样），一律用 float64 计算。
  * 记号：S 源长度，T 目标长度，d 即 d_model，h 头数。矩阵按行存放在 Float64Array 里。 */
-import { argmax, attendHeads, ffn, layerNorm, linear, sinusoidalPositions } from "./nn.mjs";
+import { addInPlace, argmax, attendHeads, ffn, layerNorm, linear, sinusoidalPositions } from "./nn.mjs";
 
 const everywhere = () => true; // 编码器与交叉注意力不加掩码
-const addInPlace = (X, Y) => X.forEach((x, i) => (X[i] = x + Y[i]));
 
 /** 名为 name 的 nn.Linear 作用在 X (rows, in) 上。 */
 const project = (X, rows, p, name) => linear(X, rows, p[`${name}.weight`], p[`${name}.bias`]);

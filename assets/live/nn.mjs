@@ -215,7 +215,8 @@ export function ffn(X, S, p, first, second) {
   return linear(H, S, p[`${second}.weight`], p[`${second}.bias`]);
 }
 
-const addInPlace = (X, Y) => X.forEach((x, i) => (X[i] = x + Y[i]));
+/** X ← X + Y（逐元素，残差连接）。 */
+export const addInPlace = (X, Y) => X.forEach((x, i) => (X[i] = x + Y[i]));
 
 /** TransformerBlock(norm_first=False) 的前向（post-norm，原论文；不加掩码）：X (S, d) → {X (S, d), alpha}，
  * X ← LN₁(X + Attn(X))，X ← LN₂(X + FFN(X))。参数名以 prefix 开头（attn.…、ffn.W_1、norm1.gamma……）。 */
