@@ -64,14 +64,13 @@ book: $(STAMP) $(NODE) $(VENDOR)
 	@echo ""
 	@echo "网站已构建到 $(HTML)。运行 make serve，然后在浏览器中打开 http://127.0.0.1:$(PORT)/"
 
+# 每一步用了多少秒，最后列成一张表（CI 的日志只留最后一段，这张表在最后）。
+TEST_STEPS := test-lib test-js test-notebooks test-grading book test-site test-lab
 test: $(STAMP)
-	$(MAKE) test-lib
-	$(MAKE) test-js
-	$(MAKE) test-notebooks
-	$(MAKE) test-grading
-	$(MAKE) book
-	$(MAKE) test-site
-	$(MAKE) test-lab
+	@times=""; for step in $(TEST_STEPS); do \
+	  start=$$(date +%s); $(MAKE) $$step || exit 1; \
+	  times="$$times  make $$step：$$(( $$(date +%s) - start )) 秒\n"; \
+	done; printf "\n每一步的用时：\n$$times"
 
 # 静态检查：ruff（含分层的禁用 API）、import-linter 的分层契约、mypy 的类型检查（配置都在 pyproject.toml 里）。
 test-lib: $(STAMP)
@@ -99,11 +98,11 @@ test-stress: $(STAMP)
 	$(BIN)/python tools/stress.py busy -- $(MAKE) test-lib test-notebooks
 
 test-site: $(STAMP) $(NODE)
-	$(BIN)/pytest -rs tests/test_site.py tests/test_browser.py tests/test_pdf.py
+	$(BIN)/pytest -rs --durations=15 tests/test_site.py tests/test_browser.py tests/test_pdf.py
 
 # 学生看到的笔记本：真实的 JupyterLab（127.0.0.1）+ 无头 Chromium；学生版在干净虚拟环境里的安装与运行。
 test-lab: $(STAMP) $(LABEXT)
-	$(BIN)/pytest -rs tests/test_lab.py tests/test_student_env.py
+	$(BIN)/pytest -rs --durations=10 tests/test_lab.py tests/test_student_env.py
 
 # 中文界面、不弹“Jupyter 新闻”：tools/jupyterlab/overrides.json 是默认值，在“设置”菜单里随时可以改回。
 lab: $(STAMP) $(LABEXT)

@@ -33,6 +33,9 @@ from urllib.parse import urlencode, urlparse
 import nbformat
 import pytest
 
+# 启动 hub 并模拟一个班的夹具可能要几分钟（机器忙时更久）：每个测试的时限放宽到 30 分钟（默认 10 分钟，见 pyproject.toml）。
+pytestmark = pytest.mark.timeout(1800)
+
 # 要启动 hub 的测试带 hub 与 slow 两个标记：slow 让它们留在 make test-lib 之外，make test-hub 单独运行它们。
 
 requests = pytest.importorskip("requests")

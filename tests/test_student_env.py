@@ -25,6 +25,8 @@ from student import ZIP_ROOT, build, notebooks
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = notebooks()
+# 装一个干净的虚拟环境、再在里面执行笔记本：每个测试的时限放宽到 30 分钟（默认 10 分钟，见 pyproject.toml）。
+pytestmark = pytest.mark.timeout(1800)
 # 在学生环境里执行一个笔记本（用它自己的 nbclient 与 ipykernel），把每格的输出写成 JSON。
 RUNNER = textwrap.dedent("""\
     import json, sys

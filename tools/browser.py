@@ -13,8 +13,11 @@ import threading
 from pathlib import Path
 
 CHROMIUM = os.environ.get("SEQLAB_CHROMIUM", "/usr/bin/chromium")
+# 后四个：共享内存用 /tmp 而不是 /dev/shm（容器里的 /dev/shm 常常只有 64 MB，大页面的渲染进程会崩溃或卡住）；
+# 测试同时开着几个页面时，不把暂时看不见的页面的定时器与渲染降速。
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--no-first-run"]
+        "--no-first-run", "--disable-dev-shm-usage", "--disable-background-timer-throttling",
+        "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows"]
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

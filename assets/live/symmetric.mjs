@@ -144,12 +144,13 @@ function allBelow(G, n, c) {
  *   λ₂ ≤ tr(MMᵀ) - λ_max ≤ ‖M‖_F² - θ，取 α = ‖M‖_F² - θ；这个界不超过 θ 的 RELATIVE_BOUND 倍就接受 θ。
  * - 最大奇异值与别的挨得很近时（例如正交矩阵的幂，奇异值全都相等）上面的 α 不小于 θ；这时若 θ 已是一个收敛的特征值，
  *   就用 Cholesky 分解检验 (1 + MARGIN)θ I - MMᵀ 正定，即 λ_max < (1 + MARGIN)θ。
- * 都不成立时退回三对角化与对分。 */
+ * 都不成立（或残差缩小得太慢，照当前的比例在 MAX_ITERATIONS 步内到不了要求）时退回三对角化与对分。 */
 export function largestSquaredSingularValue(M, n, start) {
   const frobenius2 = dot(M, 0, M, 0, n * n);
   const x = start;
   const w = new Float64Array(n);
   const y = new Float64Array(n);
+  let previous = Infinity; // 上一步的残差平方
   for (let it = 0; it < MAX_ITERATIONS; it++) {
     const norm2 = dot(x, 0, x, 0, n);
     if (!(norm2 > 0)) break;
@@ -165,11 +166,15 @@ export function largestSquaredSingularValue(M, n, start) {
     let residual2 = 0;
     for (let i = 0; i < n; i++) residual2 += (y[i] - theta * x[i]) ** 2;
     const gap = 2 * theta - frobenius2;
-    if (gap > 0 && residual2 <= RELATIVE_BOUND * theta * gap) return theta;
-    if (gap <= 0 && residual2 <= (MARGIN * theta) ** 2) {
-      if (allBelow(gram(M, n), n, (1 + MARGIN) * theta)) return theta;
+    const target = gap > 0 ? RELATIVE_BOUND * theta * gap : (MARGIN * theta) ** 2;
+    if (residual2 <= target) {
+      if (gap > 0 || allBelow(gram(M, n), n, (1 + MARGIN) * theta)) return theta;
       break;
     }
+    // 残差每步约按同一比例缩小：照这个比例在剩下的步数里到不了 target，就不必再迭代（直接退回）
+    const rate = residual2 / previous;
+    previous = residual2;
+    if (it >= 2 && (rate >= 1 || residual2 * rate ** (MAX_ITERATIONS - 1 - it) > target)) break;
     x.set(y);
   }
   return largestEigenvalue(gram(M, n), n);
