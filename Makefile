@@ -97,8 +97,9 @@ test-stress: $(STAMP)
 	$(BIN)/python tools/stress.py one-core -- $(MAKE) test-lib test-notebooks JOBS=1
 	$(BIN)/python tools/stress.py busy -- $(MAKE) test-lib test-notebooks
 
+# 浏览器测试分给 $(JOBS) 个进程（各开一个 Chromium）：在 2 核的机器上约快一半。
 test-site: $(STAMP) $(NODE)
-	$(BIN)/pytest -rs --durations=15 tests/test_site.py tests/test_browser.py tests/test_pdf.py
+	$(BIN)/pytest -rs -n $(JOBS) --durations=15 tests/test_site.py tests/test_browser.py tests/test_pdf.py
 
 # 学生看到的笔记本：真实的 JupyterLab（127.0.0.1）+ 无头 Chromium；学生版在干净虚拟环境里的安装与运行。
 test-lab: $(STAMP) $(LABEXT)

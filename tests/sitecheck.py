@@ -131,7 +131,8 @@ def wait_for_figures(page, timeout=60000) -> int:
 
 def run_axe(page) -> list[dict]:
     """注入 npm 的 axe-core，返回严重（serious）与致命（critical）的违规：规则、影响、个数、第一个元素。"""
-    page.add_script_tag(path=str(AXE_JS))
+    if not page.evaluate("typeof axe !== 'undefined'"):
+        page.add_script_tag(path=str(AXE_JS))
     result = page.evaluate("""() => axe.run(document, {resultTypes: ['violations']})""")
     return [
         {"id": v["id"], "impact": v["impact"], "count": len(v["nodes"]), "example": v["nodes"][0]["target"] if v["nodes"] else ""}
