@@ -114,34 +114,38 @@ function tanhSlopes(W, inputScale, c, data) {
 }
 
 // ---------------------------------------------------------------- 连乘（rnn.scaled_products、log10_spectral_norms）
-/** out += P J（d × d，都按行存放；out 是全零的新存储）：一次算输出的四行，J 的每一行读一次用四次
- * （比逐个元素求点积快两三倍）。 */
-function matmulInto(out, P, J, d) {
-  let i = 0;
-  for (; i + 3 < d; i += 4) {
-    const r0 = i * d;
-    const r1 = r0 + d;
-    const r2 = r1 + d;
-    const r3 = r2 + d;
-    for (let k = 0; k < d; k++) {
-      const p0 = P[r0 + k];
-      const p1 = P[r1 + k];
-      const p2 = P[r2 + k];
-      const p3 = P[r3 + k];
-      const row = k * d;
-      for (let j = 0; j < d; j++) {
-        const x = J[row + j];
-        out[r0 + j] += p0 * x;
-        out[r1 + j] += p1 * x;
-        out[r2 + j] += p2 * x;
-        out[r3 + j] += p3 * x;
+/** out = P J（n × n，都按行存放）。输出按 4 × 4 的小块算：16 个和留在局部变量里，P 的 4 个数与 J 的 4 个数读一次
+ * 用四次（比逐个元素求点积快三四倍）；n 不是 4 的倍数时，余下的行与列逐个元素算。 */
+function matmulInto(out, P, J, n) {
+  const n4 = n - (n % 4);
+  for (let i = 0; i < n4; i += 4) {
+    const r0 = i * n;
+    const r1 = r0 + n;
+    const r2 = r1 + n;
+    const r3 = r2 + n;
+    for (let j = 0; j < n4; j += 4) {
+      let c00 = 0, c01 = 0, c02 = 0, c03 = 0, c10 = 0, c11 = 0, c12 = 0, c13 = 0;
+      let c20 = 0, c21 = 0, c22 = 0, c23 = 0, c30 = 0, c31 = 0, c32 = 0, c33 = 0;
+      for (let k = 0; k < n; k++) {
+        const row = k * n + j;
+        const b0 = J[row], b1 = J[row + 1], b2 = J[row + 2], b3 = J[row + 3];
+        const a0 = P[r0 + k], a1 = P[r1 + k], a2 = P[r2 + k], a3 = P[r3 + k];
+        c00 += a0 * b0; c01 += a0 * b1; c02 += a0 * b2; c03 += a0 * b3;
+        c10 += a1 * b0; c11 += a1 * b1; c12 += a1 * b2; c13 += a1 * b3;
+        c20 += a2 * b0; c21 += a2 * b1; c22 += a2 * b2; c23 += a2 * b3;
+        c30 += a3 * b0; c31 += a3 * b1; c32 += a3 * b2; c33 += a3 * b3;
       }
+      out[r0 + j] = c00; out[r0 + j + 1] = c01; out[r0 + j + 2] = c02; out[r0 + j + 3] = c03;
+      out[r1 + j] = c10; out[r1 + j + 1] = c11; out[r1 + j + 2] = c12; out[r1 + j + 3] = c13;
+      out[r2 + j] = c20; out[r2 + j + 1] = c21; out[r2 + j + 2] = c22; out[r2 + j + 3] = c23;
+      out[r3 + j] = c30; out[r3 + j + 1] = c31; out[r3 + j + 2] = c32; out[r3 + j + 3] = c33;
     }
   }
-  for (; i < d; i++) {
-    for (let k = 0; k < d; k++) {
-      const p = P[i * d + k];
-      for (let j = 0; j < d; j++) out[i * d + j] += p * J[k * d + j];
+  for (let i = 0; i < n; i++) {
+    for (let j = i < n4 ? n4 : 0; j < n; j++) {
+      let sum = 0;
+      for (let k = 0; k < n; k++) sum += P[i * n + k] * J[k * n + j];
+      out[i * n + j] = sum;
     }
   }
 }
@@ -156,7 +160,7 @@ function scaledProducts(W, slopes, c, data) {
   const M = [];
   const log10c = new Float64Array(R);
   const maxAbs = new Float64Array(R);
-  const store = new Float64Array(R * d * d); // 全部乘积放在一块存储里（一百次小分配比一次大分配慢得多）
+  const store = new Float64Array(R * d * d); // 全部乘积放在一块存储里，M[r-1] 是其中的一段
   let P = new Float64Array(d * d);
   for (let i = 0; i < d; i++) P[i * d + i] = 1;
   const J = new Float64Array(d * d);
