@@ -350,7 +350,12 @@ def test_axe_finds_no_serious_or_critical_violation(browser, server, page, devic
         found = {}
         for scheme in ("light", "dark"):
             p.emulate_media(color_scheme=scheme)
-            p.wait_for_function(f"document.documentElement.dataset.theme === '{scheme}'", timeout=10000)
+            # 主题切换后颜色有 CSS 过渡：等过渡都结束再查对比度，否则量到的是过渡中途的颜色
+            p.wait_for_function(
+                f"document.documentElement.dataset.theme === '{scheme}'"
+                " && !document.getAnimations().some(a => a instanceof CSSTransition && a.playState === 'running')",
+                timeout=10000,
+            )
             found[scheme] = run_axe(p)
         assert not any(found.values()), f"{page}（{device}）：{found}"
     finally:
