@@ -1,7 +1,9 @@
-"""练习框架：元数据与笔记本一致；学生版里每个检查都在起始代码上失败、且不打断“全部运行”。
+"""练习框架：元数据与笔记本一致；读者的答案按他写的样子判；学生版里每个检查都在起始代码上失败、且不打断“全部运行”。
 
-完整版笔记本（含参考答案）由 nbval 在 SEQLAB_STRICT_CHECKS=1 下执行：那里任何检查未通过都会报错，
-这证明每个检查在答案上通过。本文件证明另一半：在起始代码上失败。
+完整版笔记本里每道练习的顺序是：起始代码 → 检查（判读者自己的代码）→ 折叠的参考答案（末尾再检查一次答案）。
+完整版由 nbval 在 SEQLAB_STRICT_CHECKS=1 下执行：答错的检查会报错，这证明每个参考答案都通过；
+紧跟起始代码的检查在那里只显示“还没有完成”。本文件证明另一半：检查在起始代码上失败，而且完整版里
+没有哪个参考答案能在读者的检查之前运行、替换掉读者的代码。
 """
 
 import importlib
@@ -56,6 +58,29 @@ def test_solution_cells_are_gated_and_tagged():
                 assert "solution" in _tags(cell), f"{path.name}：答案的说明单元格必须带 solution 标签"
 
 
+def test_the_readers_check_runs_before_any_solution():
+    """完整版里，从起始代码到它的检查之间没有参考答案：“全部运行”判的是读者写的代码，不是答案。
+    每份参考答案的末尾再检查一次答案本身（标签 solution-check，与读者的检查是同一行代码）。"""
+    for path in NOTEBOOKS:
+        cells = nbformat.read(path, as_version=4).cells
+        starter = None
+        for i, cell in enumerate(cells):
+            tags = _tags(cell)
+            if "exercise-starter" in tags:
+                starter = i
+            elif "exercise-check" in tags:
+                assert starter is not None, f"{path.name} 第 {i} 格：检查前面没有起始代码"
+                between = [j for j in range(starter + 1, i) if "solution" in _tags(cells[j])]
+                assert not between, f"{path.name}：第 {between} 格的参考答案会在读者的检查（第 {i} 格）之前运行"
+                after = i + 1
+                while after < len(cells) and "solution" in _tags(cells[after]) and "solution-check" not in _tags(cells[after]):
+                    after += 1
+                assert after < len(cells) and cells[after].source == cell.source, (
+                    f"{path.name}：第 {i} 格的检查之后应是折叠的参考答案，并以同样的检查结束"
+                )
+                starter = None
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_student_edition_runs_and_every_check_fails_on_the_starter(path, tmp_path, monkeypatch):
@@ -65,7 +90,9 @@ def test_student_edition_runs_and_every_check_fails_on_the_starter(path, tmp_pat
     full = nbformat.read(path, as_version=4)
     nb = student.student_version(full)
     assert not any("solution" in _tags(c) for c in nb.cells)
-    leaked = [c.source for c in full.cells if "solution" in _tags(c) and c.cell_type == "code"]
+    leaked = [
+        c.source for c in full.cells if "solution" in _tags(c) and "solution-check" not in _tags(c) and c.cell_type == "code"
+    ]
     source = "\n".join(c.source for c in nb.cells)
     assert not any(code.strip() in source for code in leaked), "学生版里出现了答案代码"
 

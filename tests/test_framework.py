@@ -104,11 +104,17 @@ def test_checker_reports_instead_of_raising(monkeypatch):
     assert check_demo.exercise.stars == "★☆☆"
 
 
-def test_checker_raises_in_strict_mode(monkeypatch):
+def test_checker_raises_in_strict_mode_on_wrong_answers_only(monkeypatch):
+    """严格模式：答错抛出；没做完（None、NotImplementedError）只显示 ❌——完整版的起始代码后面就是这种检查。"""
     monkeypatch.setenv("SEQLAB_STRICT_CHECKS", "1")
     with pytest.raises(AssertionError):
         check_demo(lambda x: 0)
+    with pytest.raises(AssertionError):
+        check_demo(lambda x: 1 / 0)
     assert check_demo(lambda x: 4)
+    for unfinished in (None, lambda x: (_ for _ in ()).throw(NotImplementedError())):
+        result = check_demo(unfinished)
+        assert not result and result.unfinished and "还没有完成" in result.message
 
 
 def _square(n):

@@ -124,7 +124,11 @@ def test_student_notebooks_have_no_solution_and_keep_every_check(edition):
         zipped = {Path(n).name: zf.read(n).decode("utf-8") for n in zf.namelist() if n.endswith(".ipynb")}
     for path in student.notebooks():
         full = nbformat.read(path, as_version=4)
-        solutions = [c.source.strip() for c in full.cells if "solution" in _tags(c) and c.cell_type == "code"]
+        solutions = [
+            c.source.strip()
+            for c in full.cells
+            if "solution" in _tags(c) and "solution-check" not in _tags(c) and c.cell_type == "code"
+        ]
         assert solutions, f"{path.name} 没有参考答案，无从检查"
         for nb in (nbformat.read(out / "notebooks" / path.name, as_version=4), nbformat.reads(zipped[path.name], 4)):
             assert not [c for c in nb.cells if "solution" in _tags(c)], f"{path.name} 的学生版里有 solution 单元格"

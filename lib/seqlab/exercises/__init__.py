@@ -5,8 +5,10 @@
 变成一个 ``CheckResult``：在笔记本里显示为 ✅ / ❌ 加一句解释，**不抛异常**，所以没做完的
 练习不会打断“全部运行”。
 
-环境变量 ``SEQLAB_STRICT_CHECKS=1`` 时（CI 执行完整版笔记本、构建网站时），未通过的检查
-抛出 ``AssertionError``——完整版笔记本里的参考答案必须全部通过。
+环境变量 ``SEQLAB_STRICT_CHECKS=1`` 时（CI 执行完整版笔记本、构建网站时），**答错**的检查抛出
+``AssertionError``——完整版里每个参考答案后面的检查必须通过；**还没做完**的练习（起始代码里的
+``NotImplementedError``、仍是 ``None`` 的答案）在严格模式下也只显示 ❌：完整版里紧跟起始代码的那一格检查
+判的就是读者自己写的代码，参考答案在它之后。
 
 各节的检查在 ``seqlab.exercises.sec01`` … ``sec06`` 里。
 """
@@ -29,6 +31,10 @@ FAIL_MARK = "❌"
 
 class CheckFailed(Exception):
     """检查未通过；消息是给学生看的中文说明。"""
+
+
+class Unfinished(CheckFailed):
+    """答案还没有写（仍是 ``None``）：严格模式下也不抛出。"""
 
 
 def fail(message: str) -> NoReturn:
@@ -84,6 +90,7 @@ class CheckResult:
     exercise: Exercise
     passed: bool
     message: str
+    unfinished: bool = False  # 还没有做完（不是做错）
 
     def __bool__(self) -> bool:
         return self.passed
@@ -128,13 +135,17 @@ def checker(key: str, title: str, *, objective: str, difficulty: int, minutes: i
                 with torch.random.fork_rng(devices=[]):  # 检查用自己的随机数，不改动笔记本里的全局随机数
                     detail = check(*args, **kwargs)
                 result = CheckResult(exercise, True, detail or passed)
+            except Unfinished as err:
+                result = CheckResult(exercise, False, str(err), unfinished=True)
             except CheckFailed as err:
                 result = CheckResult(exercise, False, str(err))
             except NotImplementedError:
-                result = CheckResult(exercise, False, "还没有完成：请把代码里的 NotImplementedError 换成你的实现。")
+                result = CheckResult(
+                    exercise, False, "还没有完成：请把代码里的 NotImplementedError 换成你的实现。", unfinished=True
+                )
             except Exception as err:  # noqa: BLE001 —— 学生代码里的任何错误都变成说明
                 result = CheckResult(exercise, False, f"你的代码运行时出错：{type(err).__name__}: {err}")
-            if strict() and not result.passed:
+            if strict() and not result.passed and not result.unfinished:
                 raise AssertionError(result._text())
             return result
 
@@ -147,7 +158,7 @@ def checker(key: str, title: str, *, objective: str, difficulty: int, minutes: i
 def call(fn, *args):
     """调用学生写的函数；如果学生还没有写（``None``），给出清楚的提示。"""
     if fn is None:
-        fail("还没有完成：答案仍然是 None。")
+        raise Unfinished("还没有完成：答案仍然是 None。")
     if not callable(fn):
         fail(f"这里需要一个函数，但你给的是 {type(fn).__name__}。")
     return fn(*args)
