@@ -27,7 +27,6 @@ help:
 	@echo "make test-stress  同样的测试，只用一个核、以及在每个核都被占满时各跑一遍"
 	@echo "make bench  计时：每个笔记本、每个实时探索器的更新、每个训练配方的 CPU 时间、每个页面的大小"
 	@echo "make student 生成学生版笔记本（不含答案）到 _build/student"
-	@echo "make assignments  生成 otter-grader 的作业到 _build/assignments"
 	@echo "make grade SUBMISSIONS=文件夹  批量评分，写出成绩单与每个学生的反馈"
 	@echo "make links HUB=https://… REPO=https://…  打印每一节的 nbgitpuller 链接"
 	@echo "make test-hub 在本机启动 JupyterHub，模拟一个班同时上课并测量资源"
@@ -129,14 +128,10 @@ pdf: $(STAMP)
 	@test -f $(HTML)/index.html || $(MAKE) book
 	$(BIN)/python tools/pdf.py
 
-# 课堂：otter-grader 的作业与批量评分，JupyterHub 上的模拟班级，nbgitpuller 链接（见教师指南）。
-.PHONY: assignments grade test-grading test-hub links
-assignments: $(STAMP)
-	$(BIN)/python tools/classroom/assignments.py
-
+# 课堂：沙箱里的批量评分，JupyterHub 上的模拟班级，nbgitpuller 链接（见教师指南）。
+.PHONY: grade test-grading test-hub links
 grade: $(STAMP)
 	@test -n "$(SUBMISSIONS)" || { echo "用法：make grade SUBMISSIONS=放提交的文件夹 [SECTION=1.1]"; exit 2; }
-	@test -d _build/assignments || $(MAKE) assignments
 	$(BIN)/python tools/classroom/grade.py "$(SUBMISSIONS)" $(if $(SECTION),--section $(SECTION))
 
 test-grading: $(STAMP)

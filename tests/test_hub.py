@@ -43,7 +43,7 @@ websocket = pytest.importorskip("websocket")
 psutil = pytest.importorskip("psutil")
 
 import student  # noqa: E402
-from classroom import assignments, links  # noqa: E402
+from classroom import links, questions  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "hub"))
 import sizing  # noqa: E402
@@ -336,7 +336,7 @@ def attend(h: Hub, repo: str, name: str, notebook: str) -> dict:
     result = {
         "student": name,
         "notebook": notebook,
-        "section": next(assignments.section_of(p) for p in student.notebooks() if p.name == notebook),
+        "section": next(questions.section_of(p) for p in student.notebooks() if p.name == notebook),
         "pulled": events[-1].get("phase") if events else None,
         "code_cells": sum(c.cell_type == "code" for c in nb.cells),
         "statuses": statuses,

@@ -1,113 +1,176 @@
-"""评分时学生代码所在内核的启动器：先加上限制，再变成普通的 ipykernel。
+"""评分沙箱：学生的笔记本在 bubblewrap（Debian 的 ``bubblewrap`` 包）里运行，只看得见运行它所需要的东西。
 
-由评分用的内核规格（kernelspec）调用：``python sandbox.py {connection_file}``。环境变量（由 worker.py 设置）：
+为什么是 bubblewrap：它只用 Linux 的用户与挂载命名空间，不需要守护进程、不需要 root（一个普通账户也能用它评分），
+而且“看得见什么”是一张白名单——不在名单上的文件夹在沙箱里根本不存在，不必依赖每个文件的权限都设得对。
+沙箱里：
 
-* ``SEQLAB_GRADE_MEMORY``：地址空间上限（字节，RLIMIT_AS）——分配 50 GB 的单元格只会得到 MemoryError；
-* ``SEQLAB_GRADE_CPU``：CPU 秒数上限（RLIMIT_CPU）——到时内核被系统终止；
-* ``SEQLAB_GRADE_HOME``：内核的 HOME（可写的私有文件夹）；
-* ``SEQLAB_GRADE_PIDFILE``：写下内核的进程号，评分结束后由 grade.py 终止它留下的一切。
+* 只读：系统（``/usr``、``/etc``）、Python、虚拟环境、本书的库（``lib/``）、``runner.py``；
+* 可写：这份提交自己的文件夹（``/grading/work``，里面只有它的笔记本）、结果文件夹（``/grading/out``），
+  以及各自私有、有大小上限的 ``/tmp``、``/dev/shm`` 和家目录——评完就随沙箱消失；
+* 看不见：本书仓库的其余部分（``_build/`` 里的教师答案、执行缓存、成绩单）、别的学生的提交、评分程序的
+  临时文件夹；没有网络（新的网络命名空间里只有回环）；看不见也发不了信号给沙箱外的进程（新的 PID 命名空间）。
+* 上限（``prlimit``）：地址空间、CPU 秒数、进程与线程数、写出的单个文件大小、打开的文件数；墙钟时间由
+  grade.py 在外面计。以 root 评分时，每个同时运行的沙箱先换成一个只属于它的、没有任何文件的用户号
+  （``setpriv``），于是进程数的上限是每份提交各自的：一份提交的 fork 炸弹挤不掉另一份的内核。
 
-以 root 运行评分时，worker.py 让内核在自己的挂载命名空间里启动（``unshare --mount``），内核在启动前换成
-无权限用户 ``nobody``：学生代码读不到只给教师的文件（答案、评分包、成绩单），改不了评分程序、其他学生的文件和
-本书的库，也终止不了别的进程；它能写的只有自己的 HOME。如果 Python、虚拟环境或本书的库在 ``nobody``
-进不去的文件夹里（例如 ``/root/.pyenv``、0750 的家目录），就在这个命名空间里用一个空文件夹盖住那一层，
-只把内核需要的子文件夹挂回去。
+沙箱里的结论一概不用：runner.py 只记录学生答案的效果，对错由 grade.py 在沙箱外判（seqlab.exercises.recording）。
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
-import pwd
-import resource
 import shutil
 import subprocess
 import sys
-import tempfile
+from dataclasses import dataclass
+from pathlib import Path
 
-SANDBOX_USER = "nobody"
-MAX_FILE_BYTES = 200 * 2**20  # 学生代码写出的单个文件最多 200 MiB
-MAX_PROCESSES = 256
-
-
-def _limit(kind: int, value: int) -> None:
-    resource.setrlimit(kind, (value, value))
+HERE = Path(__file__).resolve().parent
+RUNNER = HERE / "runner.py"
+INSIDE = Path("/grading")
+UID_BASE = 3_000_000  # 以 root 评分时，第 k 个沙箱用用户号 UID_BASE + k（系统里没有这样的账户，也没有属于它的文件）
 
 
-def _closed_ancestor(path: str) -> str | None:
-    """``path`` 的祖先里第一个别人进不去的文件夹（没有 o+x），没有则返回 None。"""
-    parts = os.path.abspath(path).split(os.sep)
-    for k in range(2, len(parts)):
-        folder = os.sep.join(parts[:k])
-        if not os.stat(folder).st_mode & 0o001:
-            return folder
-    return None
+@dataclass(frozen=True)
+class Limits:
+    seconds: int = 600  # 整份提交（含启动内核）的墙钟时间，也是每个进程的 CPU 秒数上限
+    cell_seconds: int = 60  # 每个单元格、每道题的记录
+    memory: int = 3 * 2**30  # 每个进程的地址空间（字节）
+    processes: int = 128  # 进程与线程
+    file_bytes: int = 64 * 2**20  # 写出的单个文件
+    tmp_bytes: int = 64 * 2**20  # /tmp、/dev/shm、家目录各自的大小
 
 
-def _needed_paths() -> list[str]:
-    """内核要走到的文件夹：Python 本身、虚拟环境、本书的库、这个启动器、内核的工作目录。"""
-    seqlab = importlib.util.find_spec("seqlab")
-    paths = [sys.base_prefix, sys.prefix, os.path.dirname(os.path.abspath(__file__)), os.getcwd()]
-    if seqlab is not None and seqlab.origin:
-        paths.append(os.path.dirname(os.path.dirname(seqlab.origin)))
-    return paths
+class SandboxUnavailable(RuntimeError):
+    """这台机器上建不起沙箱：说明原因与补救办法。"""
 
 
-def _open_needed_paths() -> None:
-    """在私有的挂载命名空间里，让 ``nobody`` 走得到内核需要的文件夹，同时看不到那些文件夹旁边的东西。
+def _library_root() -> Path:
+    spec = importlib.util.find_spec("seqlab")
+    if spec is None or not spec.origin:
+        raise SandboxUnavailable("找不到本书的库 seqlab：请在本书的虚拟环境里运行评分。")
+    return Path(spec.origin).resolve().parent.parent
 
-    每遇到一个别人进不去的祖先（例如 ``/root`` 或 0750 的家目录），就用一个空的 tmpfs 盖住它，只把需要的
-    子文件夹原样挂回去。
-    """
-    subprocess.run(["mount", "--make-rprivate", "/"], check=True)
-    for _ in range(16):  # 每一轮打开一层；嵌套再深也只有几层
-        paths = _needed_paths()
-        closed = next((c for c in map(_closed_ancestor, paths) if c), None)
-        if closed is None:
-            return
-        children = sorted(
-            {
-                os.path.join(closed, os.path.relpath(p, closed).split(os.sep)[0])
-                for p in paths
-                if p.startswith(closed + os.sep)
-            }
+
+def _read_only_paths() -> list[Path]:
+    """沙箱里只读可见的文件夹：系统、Python、虚拟环境、本书的库（去掉彼此包含的）。"""
+    wanted = [Path("/usr"), Path("/etc"), Path(sys.base_prefix), Path(sys.prefix), _library_root()]
+    wanted = [p.resolve() for p in wanted if p.exists()]
+    return [p for p in dict.fromkeys(wanted) if not any(q != p and q in p.parents for q in wanted)]
+
+
+def check_available() -> None:
+    """评分之前确认 bubblewrap 能用；不能用就给出中文的说明。"""
+    if shutil.which("bwrap") is None:
+        raise SandboxUnavailable(
+            "评分需要 bubblewrap 把学生的代码隔离起来，这台机器上没有它。"
+            "Debian / Ubuntu：sudo apt-get install bubblewrap；其他系统请用包管理器安装 bubblewrap。"
         )
-        kept = []
-        for child in children:
-            keep = tempfile.mkdtemp(prefix="seqlab-keep-")
-            subprocess.run(["mount", "--bind", child, keep], check=True)
-            kept.append((keep, child))
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=755,size=1m", "seqlab", closed], check=True)
-        for keep, child in kept:
-            os.mkdir(child)
-            subprocess.run(["mount", "--move", keep, child], check=True)
-            os.rmdir(keep)
+    probe = subprocess.run(
+        ["bwrap", "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "/bin/true"],
+        capture_output=True,
+        text=True,
+    )
+    if probe.returncode != 0:
+        raise SandboxUnavailable(
+            "bubblewrap 建不起沙箱（" + probe.stderr.strip()[-200:] + "）。这台机器可能禁止了普通账户的用户命名空间："
+            "请在允许它的机器或容器里评分（例如 sysctl kernel.unprivileged_userns_clone=1）。"
+        )
 
 
-def main(connection_file: str) -> None:
-    home = os.environ["SEQLAB_GRADE_HOME"]
-    with open(os.environ["SEQLAB_GRADE_PIDFILE"], "w") as f:
-        f.write(str(os.getpid()))
-    _limit(resource.RLIMIT_AS, int(os.environ["SEQLAB_GRADE_MEMORY"]))
-    _limit(resource.RLIMIT_CPU, int(os.environ["SEQLAB_GRADE_CPU"]))
-    _limit(resource.RLIMIT_FSIZE, MAX_FILE_BYTES)
-    _limit(resource.RLIMIT_CORE, 0)
-    if os.getuid() == 0:
-        user = pwd.getpwnam(SANDBOX_USER)
-        # 连接文件只有 root 能读：复制一份给内核。
-        own = os.path.join(home, "kernel.json")
-        shutil.copyfile(connection_file, own)
-        os.chown(own, user.pw_uid, user.pw_gid)
-        connection_file = own
-        if os.environ.get("SEQLAB_GRADE_NAMESPACE") == "1":
-            _open_needed_paths()
-        _limit(resource.RLIMIT_NPROC, MAX_PROCESSES)
-        os.setgroups([])
-        os.setgid(user.pw_gid)
-        os.setuid(user.pw_uid)
-    os.environ.update(HOME=home, TMPDIR=home, IPYTHONDIR=os.path.join(home, ".ipython"), MPLCONFIGDIR=home)
-    os.execv(sys.executable, [sys.executable, "-m", "ipykernel_launcher", "-f", connection_file])
+def _system_links() -> list[str]:
+    """``/bin``、``/lib`` 等在现在的 Debian 上是指向 ``/usr`` 的链接：沙箱里照样建出链接。"""
+    args = []
+    for name in ("bin", "sbin", "lib", "lib32", "lib64"):
+        path = Path("/") / name
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), str(path)]
+        elif path.is_dir():
+            args += ["--ro-bind", str(path), str(path)]
+    return args
 
 
-if __name__ == "__main__":
-    main(sys.argv[1])
+def command(work: Path, out: Path, slot: int, limits: Limits) -> list[str]:
+    """在沙箱里评 ``work/submission.ipynb`` 的命令：结果写进 ``out``（两者在沙箱外由 grade.py 建好）。
+
+    以 root 评分时，bubblewrap 以 root 搭好沙箱（所以能挂载 ``/root`` 这种别人进不去的文件夹里的 Python），
+    只给沙箱里的第一个进程留下换用户所需的两种权限；它用 ``setpriv`` 换成这个沙箱自己的用户号、丢掉一切权限、
+    禁止再提权，然后才启动 runner.py。普通账户评分时，bubblewrap 建一个用户命名空间，里面的进程就是这个账户。
+    """
+    tmp = str(limits.tmp_bytes)
+    bwrap = ["bwrap", "--die-with-parent", "--new-session", "--clearenv"]
+    bwrap += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+    bwrap += _system_links()
+    read_only = _read_only_paths()
+    # 挂载点的上级文件夹由 bubblewrap 建在沙箱的根里；先以 0755 建好，沙箱的用户才走得进去
+    for folder in sorted({str(a) for p in [*read_only, INSIDE / "runner.py"] for a in p.parents if a != Path("/")}):
+        bwrap += ["--perms", "0755", "--dir", folder]
+    for path in read_only:
+        bwrap += ["--ro-bind", str(path), str(path)]
+    bwrap += [
+        "--ro-bind", str(RUNNER), str(INSIDE / "runner.py"),
+        "--bind", str(work), str(INSIDE / "work"),
+        "--bind", str(out), str(INSIDE / "out"),
+        "--perms", "1777", "--size", tmp, "--tmpfs", str(INSIDE / "home"),
+        "--perms", "1777", "--size", tmp, "--tmpfs", "/tmp",
+        "--proc", "/proc",
+        "--dev", "/dev",
+        "--perms", "1777", "--size", tmp, "--tmpfs", "/dev/shm",
+        "--chdir", str(INSIDE / "work"),
+    ]
+    env = {
+        "PATH": f"{Path(sys.prefix) / 'bin'}:/usr/bin:/bin",
+        "HOME": str(INSIDE / "home"),
+        "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "MALLOC_ARENA_MAX": "2",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "JUPYTER_PLATFORM_DIRS": "1",
+        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+        "SEQLAB_STRICT_CHECKS": "0",
+    }
+    for key, value in env.items():
+        bwrap += ["--setenv", key, value]
+    runner = [str(Path(sys.prefix) / "bin" / "python"), str(INSIDE / "runner.py"), str(limits.cell_seconds)]
+    owner = sandbox_owner(slot)
+    if owner is None:
+        bwrap += ["--unshare-user", *runner]
+        processes = _own_processes() + limits.processes
+    else:
+        bwrap += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--"]
+        bwrap += ["setpriv", f"--reuid={owner}", f"--regid={owner}", "--clear-groups", "--no-new-privs"]
+        bwrap += ["--inh-caps=-all", "--bounding-set=-all", "--", *runner]
+        processes = limits.processes
+    limit = [
+        "prlimit",
+        f"--as={limits.memory}",
+        f"--cpu={limits.seconds}",
+        f"--nproc={processes}",
+        f"--fsize={limits.file_bytes}",
+        "--nofile=512",
+        "--core=0",
+        "--",
+    ]
+    return limit + bwrap
+
+
+def sandbox_owner(slot: int) -> int | None:
+    """第 ``slot`` 个沙箱里进程的用户号（以 root 评分时）；普通账户评分时就是自己，返回 None。"""
+    return UID_BASE + slot if os.getuid() == 0 else None
+
+
+def _own_processes() -> int:
+    """这个账户现在有多少个进程与线程（普通账户评分时，进程数的上限是在它之上再加几个）。"""
+    uid = os.getuid()
+    count = 0
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid == uid:
+                    count += len(os.listdir(entry / "task"))
+            except OSError:
+                pass
+    return count

@@ -155,6 +155,31 @@ def checker(key: str, title: str, *, objective: str, difficulty: int, minutes: i
     return wrap
 
 
+class TorchCallCounter(torch.overrides.TorchFunctionMode):
+    """数一数 ``with`` 块里调用了多少次张量运算（取下标、乘法、拼接……都算一次）。"""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.calls += 1
+        return func(*args, **(kwargs or {}))
+
+
+def call_counting_torch(fn, *args) -> tuple:
+    """调用学生写的函数，同时数它调用了多少次张量运算，返回 ``(结果, 次数)``。
+
+    评分时学生的函数换成了记录器或重放器（``seqlab.exercises.recording``），次数由它们只数学生函数自己的运算。
+    """
+    counted = getattr(fn, "counted_call", None)
+    if counted is not None:
+        return counted(*args)
+    with TorchCallCounter() as counter:
+        result = call(fn, *args)
+    return result, counter.calls
+
+
 def call(fn, *args):
     """调用学生写的函数；如果学生还没有写（``None``），给出清楚的提示。"""
     if fn is None:
