@@ -11,8 +11,12 @@
 
 from __future__ import annotations
 
+import ast
+import functools
 import shutil
+import stat
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -34,6 +38,9 @@ LAB_SETTINGS = ROOT / "tools" / "jupyterlab" / "overrides.json"
 # 学生的环境里不需要 pybtex 或任何构建工具。
 LAB_EXTENSIONS = "jupyterlab/labextensions"
 ZIP_ROOT = "seqlab-student"
+# 压缩包里每个文件的权限（rw-r--r--）；zip 的时间戳不能早于 1980 年。
+FILE_MODE = 0o644
+ZIP_EPOCH = 315532800 + 86400
 # 压缩包里给学生的说明（学生拿到的只有压缩包，看不到本书的 README）。
 STUDENT_README = """\
 # 《从序列建模到 Transformer》第 1 章 · 学生版
@@ -51,6 +58,12 @@ lib/ 是笔记本用到的小型库 seqlab（含训练好的检查点）。
 第一个参数让 JupyterLab 以中文界面打开、不弹出“Jupyter 新闻”的询问（设置在 jupyterlab/overrides.json 里，
 随时可以在“设置 → 语言”里换回英文）；第二个参数加载本书自己的一个小扩展，让正文里的数值、
 参考文献和练习编号与网站上的一样。
+
+requirements.txt 里有一行 --extra-index-url https://download.pytorch.org/whl/cpu：它让 pip 装 PyTorch
+只用 CPU 的版本。在 Linux 上，PyPI 默认的 torch 带 CUDA，连同 nvidia-* 依赖要下载好几 GB，
+本书用不上。在 Linux 与 Windows 上，装好后可以用 .venv/bin/python -m pip show torch 确认版本号以 +cpu
+结尾；如果连不上
+download.pytorch.org，pip 会退回 PyPI 上带 CUDA 的版本，请换一个网络再装。想用 GPU，删掉这一行即可。
 
 Windows 上把 .venv/bin/ 换成 .venv\\Scripts\\。
 
@@ -101,6 +114,22 @@ def student_version(nb):
     return clear_outputs(nb)
 
 
+def _add(zf: zipfile.ZipFile, name: str, data: str | bytes, date_time: tuple[int, ...] | None = None) -> None:
+    """把一个文件写进压缩包的 ``seqlab-student/`` 下，权限一律是普通文件的 0644。
+
+    ``ZipFile.writestr`` 给字符串写出的条目默认是 0600，``ZipFile.write`` 照搬磁盘上的权限：解压后
+    README.md 与 requirements.txt 只有解压的人自己能读，放进 JupyterHub 镜像或共享文件夹就出问题。
+    """
+    info = zipfile.ZipInfo(f"{ZIP_ROOT}/{name}", date_time or time.localtime()[:6])
+    info.external_attr = (stat.S_IFREG | FILE_MODE) << 16
+    info.compress_type = zipfile.ZIP_DEFLATED
+    zf.writestr(info, data)
+
+
+def _add_file(zf: zipfile.ZipFile, path: Path, name: str) -> None:
+    _add(zf, name, path.read_bytes(), time.localtime(max(path.stat().st_mtime, ZIP_EPOCH))[:6])
+
+
 def build(out: Path) -> Path:
     if out.exists():
         shutil.rmtree(out)
@@ -119,20 +148,194 @@ def build(out: Path) -> Path:
             shutil.copy2(f, target)
     archive = out / "seqlab-student.zip"
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
-        zf.writestr(f"{ZIP_ROOT}/README.md", STUDENT_README)
+        _add(zf, "README.md", STUDENT_README)
         for path in sorted((out / "notebooks").glob("*.ipynb")):
-            zf.write(path, f"{ZIP_ROOT}/{path.name}")
+            _add_file(zf, path, path.name)
         for f, rel in images:
-            zf.write(f, f"{ZIP_ROOT}/{rel.as_posix()}")
-        zf.writestr(f"{ZIP_ROOT}/requirements.txt", student_requirements())
-        zf.write(LAB_SETTINGS, f"{ZIP_ROOT}/jupyterlab/overrides.json")
+            _add_file(zf, f, rel.as_posix())
+        _add(zf, "requirements.txt", student_requirements())
+        _add_file(zf, LAB_SETTINGS, "jupyterlab/overrides.json")
         labext = install_labext(out / "labextensions")
         for f in sorted(p for p in labext.rglob("*") if p.is_file()):
-            zf.write(f, f"{ZIP_ROOT}/{LAB_EXTENSIONS}/{f.relative_to(labext.parent).as_posix()}")
+            _add_file(zf, f, f"{LAB_EXTENSIONS}/{f.relative_to(labext.parent).as_posix()}")
         for name in SUPPORT:
             for f in _support_files(name):
-                zf.write(f, f"{ZIP_ROOT}/{f.relative_to(ROOT)}")
+                _add_file(zf, f, f.relative_to(ROOT).as_posix())
     return archive
+
+
+
+# ---------------------------------------------------------------- 学生环境需要哪些第三方模块
+# 由 import 语句推出来（ast），不靠手抄：每个笔记本的第一格（环境检查）列出的模块、requirements-student.txt
+# 应当提供的模块，都由这里的函数算出，tests/test_student_requirements.py 拿它们与实际的文件比较。
+LIB = ROOT / "lib"
+PACKAGE = "seqlab"
+# 可以缺少的导入：写在 ``try: … except ImportError`` 里、缺了有退路的（例如 seqlab.glue 里的 myst_nb）。
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}
+
+
+def _catches_import_error(node: ast.Try) -> bool:
+    for handler in node.handlers:
+        kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        if any(isinstance(k, ast.Name) and k.id in _IMPORT_ERRORS for k in kinds):
+            return True
+    return False
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _walk_imports(node: ast.AST, optional: bool = False):
+    """逐个产出 ``(导入语句, 是否可以缺少)``；``if TYPE_CHECKING:`` 里的导入运行时不发生，跳过。"""
+    if isinstance(node, ast.If) and _is_type_checking(node):
+        yield from (item for child in node.orelse for item in _walk_imports(child, optional))
+        return
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        yield node, optional
+        return
+    if isinstance(node, ast.Try) and _catches_import_error(node):
+        for child in node.body:
+            yield from _walk_imports(child, True)
+        for child in [*node.handlers, *node.orelse, *node.finalbody]:
+            yield from _walk_imports(child, optional)
+        return
+    for child in ast.iter_child_nodes(node):
+        yield from _walk_imports(child, optional)
+
+
+def library_modules() -> dict[str, Path]:
+    """seqlab 的全部模块：模块名 → 文件（包的 ``__init__.py`` 以包名登记）。"""
+    modules = {}
+    for path in sorted((LIB / PACKAGE).rglob("*.py")):
+        parts = path.relative_to(LIB).with_suffix("").parts
+        if "__pycache__" in parts:
+            continue
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return modules
+
+
+def _imported_names(tree: ast.AST, package: str, modules: dict[str, Path]) -> tuple[set[str], set[str]]:
+    """一段代码导入的模块全名：``(必需的, 可以缺少的)``。``package`` 用来解析相对导入。"""
+    needed: set[str] = set()
+    optional: set[str] = set()
+    for node, maybe in _walk_imports(tree):
+        target = optional if maybe else needed
+        if isinstance(node, ast.Import):
+            target.update(alias.name for alias in node.names)
+            continue
+        base = node.module or ""
+        if node.level:
+            anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+            base = ".".join([*anchor, *([base] if base else [])])
+        target.add(base)
+        # from seqlab import corpus：corpus 是子模块时，导入的是 seqlab.corpus
+        target.update(f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in modules)
+    return needed, optional
+
+
+def _dynamic_imports(tree: ast.AST, name: str, modules: dict[str, Path]) -> set[str]:
+    """按名字导入的本库模块：字符串里写出的模块名（如 seqlab.train 的 RECIPE_MODULES），以及包的
+    ``__init__`` 用 ``importlib.import_module`` 遍历的全部子模块（如 seqlab.explorers 的 ``_import_all``）。"""
+    found = {node.value for node in ast.walk(tree)
+             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in modules}
+    calls_import = any(isinstance(node, ast.Attribute) and node.attr == "import_module" for node in ast.walk(tree))
+    if calls_import and modules[name].name == "__init__.py":
+        found.update(m for m in modules if m.startswith(name + ".") and "." not in m[len(name) + 1:])
+    return found
+
+
+def _with_parents(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+@functools.cache
+def _parse(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+def _is_third_party(top: str) -> bool:
+    return top not in sys.stdlib_module_names and top not in {PACKAGE, "__future__"}
+
+
+def third_party_closure(names: set[str], modules: dict[str, Path] | None = None) -> set[str]:
+    """从这些模块出发，连同它们（递归地）导入的本库模块，必需的第三方顶层模块。"""
+    modules = modules if modules is not None else library_modules()
+    seen: set[str] = set()
+    todo = [p for n in names for p in _with_parents(n)]
+    third_party = {n.split(".")[0] for n in names if _is_third_party(n.split(".")[0])}
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in modules:
+            continue
+        seen.add(name)
+        tree = _parse(modules[name])
+        package = name if modules[name].name == "__init__.py" else name.rpartition(".")[0]
+        needed, _ = _imported_names(tree, package, modules)
+        needed |= _dynamic_imports(tree, name, modules)
+        third_party.update(n.split(".")[0] for n in needed if _is_third_party(n.split(".")[0]))
+        todo.extend(p for n in needed if n.split(".")[0] == PACKAGE for p in _with_parents(n))
+    return third_party
+
+
+def library_third_party() -> dict[str, set[str]]:
+    """本库每个模块自己必需的第三方顶层模块（不含可以缺少的）。"""
+    modules = library_modules()
+    result = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        needed, _ = _imported_names(_parse(path), package, modules)
+        result[name] = {n.split(".")[0] for n in needed if _is_third_party(n.split(".")[0])}
+    return result
+
+
+def code_cells(nb) -> list[str]:
+    """笔记本的代码单元格，魔法命令（``%pip``、``!unzip``）先按 IPython 的规则改写成普通的 Python。"""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    transform = TransformerManager().transform_cell
+    return [transform(cell.source) for cell in nb.cells if cell.cell_type == "code"]
+
+
+def notebook_imports(nb) -> set[str]:
+    """笔记本（除第一格的环境检查外）导入的模块全名。"""
+    modules = library_modules()
+    names: set[str] = set()
+    for source in code_cells(nb)[1:]:
+        needed, _ = _imported_names(ast.parse(source), "", modules)
+        names |= needed
+    return names
+
+
+def notebook_third_party(nb) -> set[str]:
+    """这一节运行时需要的第三方顶层模块：笔记本自己导入的，加上它用到的 seqlab 模块（递归地）导入的。"""
+    return third_party_closure(notebook_imports(nb))
+
+
+@functools.cache
+def module_owners() -> dict[str, list[str]]:
+    """顶层模块 → 提供它的包（当前环境里装好的包的元数据）。"""
+    from importlib.metadata import packages_distributions
+
+    return packages_distributions()
+
+
+def distribution_of(module: str) -> str:
+    """提供这个顶层模块的 pip 包名（按当前环境里装好的包的元数据）。"""
+    dists = module_owners().get(module, [])
+    if len(dists) != 1:
+        raise LookupError(f"找不到唯一提供 {module} 的包：{dists}")
+    return dists[0]
+
+
+def environment_check_needs(nb) -> dict[str, str]:
+    """第一格应当检查的模块 → pip 包：seqlab 在最前，其余按模块名排序。"""
+    needs = {PACKAGE: PACKAGE}
+    needs.update((m, distribution_of(m)) for m in sorted(notebook_third_party(nb), key=str.lower))
+    return needs
 
 
 def main(argv: list[str]) -> int:
