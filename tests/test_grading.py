@@ -463,3 +463,24 @@ def test_results_written_in_the_sandbox_are_read_without_following_links(tmp_pat
     assert grade._read_result(tmp_path / "pipe.json", 100) is None
     assert grade._read_result(tmp_path / "big.json", 100) is None
     assert grade._read_result(tmp_path / "missing.json", 100) is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", questions.notebooks(), ids=lambda p: p.name)
+def test_the_reference_answers_of_every_section_earn_full_marks(path, tmp_path):
+    """每一节：学生版填上参考答案，在沙箱里运行、记录，在外面重放判定——每道题都拿满分。
+    （记录与重放对每一种答案都要对得上：张量、模型参数的原地修改、回调、运算次数……）"""
+    book = nbformat.read(path, as_version=4)
+    nb = student.student_version(book)
+    solutions = _solutions(book)
+    for q, cell in zip(questions.questions(book), Class.starters(nb)):
+        cell.source = solutions[q.key]
+    subs = tmp_path / "submissions"
+    subs.mkdir()
+    nbformat.write(nb, subs / path.name)
+    section = questions.section_of(path)
+    gradebook = grade.grade_folder(subs, tmp_path / "grades", section, 1, sandbox.Limits(seconds=900, cell_seconds=300))
+    with open(gradebook, encoding="utf-8-sig") as f:
+        (row,) = csv.DictReader(f)
+    full = sum(q.points for q in questions.questions(book))
+    assert float(row["总分"]) == full, row["说明"]

@@ -260,7 +260,8 @@ class _Recorder:
     """代替学生的函数交给检查：调用真正的函数，并把每次调用的效果记下来。"""
 
     def __init__(self, fn: Callable) -> None:
-        self.fn, self.calls = fn, []
+        self.fn = fn
+        self.calls: list[dict[str, Any]] = []
 
     def __call__(self, *args):
         callbacks: list = []
@@ -289,7 +290,7 @@ class _Recorder:
         return result, self.calls[-1]["torch_calls"]
 
 
-def record(check: Callable, answers: list[Any]) -> dict:
+def record(check: Any, answers: list[Any]) -> dict:
     """在学生的进程里运行检查，记下学生答案的效果；检查的结论不要。``check`` 是 ``@checker`` 包装后的函数。"""
     recorders = [_Recorder(a) if callable(a) and not isinstance(a, type) else None for a in answers]
     raw = check.__wrapped__
@@ -309,7 +310,7 @@ def record(check: Callable, answers: list[Any]) -> dict:
 _FRESH: dict[str, Any] = {}
 
 
-def fresh_checker(module: str, name: str) -> Callable:
+def fresh_checker(module: str, name: str) -> Any:
     """从磁盘重新导入一份本书的库，取出其中的检查函数；笔记本自己的那份（可能被改写过）原样留给笔记本。
 
     学生的代码若改写了本书的库（例如让模型的某个方法返回别的数），沙箱里的这一遍检查仍按原版的库运行，
@@ -423,7 +424,7 @@ def _assign(t: torch.Tensor, values: Any, grad: Any) -> None:
         t.grad = grad.detach() if isinstance(grad, torch.Tensor) else None
 
 
-def judge(check: Callable, data: Any) -> CheckResult:
+def judge(check: Any, data: Any) -> CheckResult:
     """在评分程序里判一道题：同一个检查，学生的函数换成重放器。``data`` 是 :func:`save` 写下的（不可信的）记录。"""
     if isinstance(data, dict) and isinstance(data.get("missing"), list):
         names = [n for n in data["missing"] if isinstance(n, str) and _NAME.fullmatch(n)]

@@ -1,0 +1,109 @@
+"""评分的记录与重放（seqlab.exercises.recording）：重放的判定与直接检查一致；伪造的记录只会让这道题不计分。"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from seqlab import exercises
+from seqlab.exercises import recording, sec01, sec03, sec05
+
+
+def _roundtrip(check, *answers):
+    data = json.loads(json.dumps(recording.record(check, list(answers))))
+    return recording.judge(check, data)
+
+
+def _direct(check, *answers):
+    return check(*answers)
+
+
+def _right(model, text):
+    return sum(math.log(model.prob(ch, text[:t])) for t, ch in enumerate(text))
+
+
+CASES = [
+    (sec01.check_sentence_log_prob, [_right]),
+    (sec01.check_sentence_log_prob, [lambda model, text: 42.0]),
+    (sec01.check_sentence_log_prob, [lambda model, text: math.exp(_right(model, text))]),
+    (sec01.check_sentence_log_prob, [None]),
+    (sec01.check_sentence_log_prob, [lambda model, text: (_ for _ in ()).throw(NotImplementedError())]),
+    (sec01.check_perplexity, [lambda probs: math.exp(-sum(map(math.log, probs)) / len(probs))]),
+    (sec01.check_perplexity, [lambda probs: "困惑度"]),
+    # 原地修改参数（p.grad）与返回值一起判
+    (sec03.check_clip_gradients, [lambda params, max_norm: float(nn.utils.clip_grad_norm_(params, max_norm))]),
+    (sec03.check_clip_gradients, [lambda params, max_norm: float(torch.cat([p.grad.flatten() for p in params]).norm())]),
+    # 学生调用检查给的 measure（回调）：重放时评分程序用同样的参数再调用一次
+    (sec05.check_first_length_over, [lambda measure, budget: next(s for s in range(1, 10_000) if measure(s) > budget)]),
+    (sec05.check_first_length_over, [lambda measure, budget: 7]),
+]
+
+
+@pytest.mark.parametrize(("check", "answers"), CASES, ids=lambda x: getattr(x, "__name__", "answers"))
+def test_replayed_verdict_equals_the_direct_check(check, answers, monkeypatch):
+    monkeypatch.setenv("SEQLAB_STRICT_CHECKS", "0")
+    direct, replayed = _direct(check, *answers), _roundtrip(check, *answers)
+    assert (replayed.passed, replayed.unfinished) == (direct.passed, direct.unfinished)
+    assert replayed.message == direct.message
+
+
+def test_a_recording_carries_no_text_from_the_students_exception(monkeypatch):
+    monkeypatch.setenv("SEQLAB_STRICT_CHECKS", "0")
+
+    def leaky(model, text):
+        raise KeyError("机密：答案是 -11.68")
+
+    data = recording.record(sec01.check_sentence_log_prob, [leaky])
+    assert "机密" not in json.dumps(data, ensure_ascii=False)
+    result = recording.judge(sec01.check_sentence_log_prob, data)
+    assert not result.passed and "KeyError" in result.message and "机密" not in result.message
+
+
+def test_custom_exception_classes_are_named_by_their_builtin_ancestor():
+    class 机密_answer_is_42(ValueError):  # 学生可以用类名夹带文字
+        pass
+
+    data = recording.record(sec01.check_perplexity, [lambda probs: (_ for _ in ()).throw(机密_answer_is_42())])
+    assert "机密" not in json.dumps(data, ensure_ascii=False)
+    assert data["answers"][0]["calls"][0]["raised"] == "ValueError"
+
+
+FORGED = [
+    None,
+    [],
+    {"answers": "全对"},
+    {"answers": [{"value": {"tensor": {"dtype": "float64", "shape": [10**9], "data": "", "requires_grad": False, "grad_fn": None}}}]},
+    {"answers": [{"calls": [{"result": {"tensor": {"dtype": "float64", "shape": [2], "data": "AAAA", "requires_grad": False, "grad_fn": None}}}]}]},
+    {"answers": [{"calls": [{"result": {"eval": "__import__('os').system('true')"}}]}]},
+    {"answers": [{"calls": [{"result": 1.0, "after": "x"}]}]},
+    {"answers": [{"calls": [{"raised": "SystemExit"}]}]},
+    {"answers": [{"calls": [{"result": "x" * 20_000}]}]},
+    {"answers": [{"value": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}]},
+    {"missing": ["<script>", "sentence_log_prob"]},
+]
+
+
+@pytest.mark.parametrize("data", FORGED, ids=range(len(FORGED)))
+def test_forged_recordings_earn_nothing_and_raise_nothing(data, monkeypatch):
+    monkeypatch.setenv("SEQLAB_STRICT_CHECKS", "0")
+    result = recording.judge(sec01.check_sentence_log_prob, data)
+    assert isinstance(result, exercises.CheckResult) and not result.passed
+    assert "<script>" not in result.message and "__import__" not in result.message
+
+
+def test_tensors_round_trip_bit_for_bit_with_their_graph_kind():
+    g = torch.Generator().manual_seed(0)
+    for t in [torch.randn(3, 4, generator=g, dtype=torch.float64), torch.arange(5), torch.tensor(True),
+              torch.randn(2, generator=g).to(torch.bfloat16), torch.empty(0, 3)]:
+        back = recording.decode(json.loads(json.dumps(recording.encode(t))))
+        assert back.dtype == t.dtype and back.shape == t.shape and torch.equal(back, t)
+    leaf = torch.randn(4, 2, generator=g, requires_grad=True)
+    for made, kind in [(leaf[torch.tensor([1, 2])], "Index"), (leaf @ torch.eye(2), "Mm")]:
+        back = recording.decode(recording.encode(made))
+        assert back.requires_grad and (kind == "Index") == ("Index" in type(back.grad_fn).__name__)
+    assert recording.decode(recording.encode({1: (2.5, None, "字")})) == {1: (2.5, None, "字")}
+    assert math.isnan(recording.decode(recording.encode(float("nan"))))
