@@ -26,6 +26,23 @@ def _right(model, text):
     return sum(math.log(model.prob(ch, text[:t])) for t, ch in enumerate(text))
 
 
+def _scan(a, b):
+    a, b, k, rounds = a.clone(), b.clone(), 1, 0
+    while k < a.shape[0]:
+        b = torch.cat([b[:k], a[k:] * b[:-k] + b[k:]])
+        a = torch.cat([a[:k], a[k:] * a[:-k]])
+        k, rounds = 2 * k, rounds + 1
+    return b, rounds
+
+
+def _loop(a, b):
+    h, prev = [], torch.zeros_like(b[0])
+    for t in range(a.shape[0]):
+        prev = a[t] * prev + b[t]
+        h.append(prev)
+    return torch.stack(h), max(0, math.ceil(math.log2(a.shape[0]))) if a.shape[0] > 1 else 0
+
+
 CASES = [
     (sec01.check_sentence_log_prob, [_right]),
     (sec01.check_sentence_log_prob, [lambda model, text: 42.0]),
@@ -40,6 +57,9 @@ CASES = [
     # 学生调用检查给的 measure（回调）：重放时评分程序用同样的参数再调用一次
     (sec05.check_first_length_over, [lambda measure, budget: next(s for s in range(1, 10_000) if measure(s) > budget)]),
     (sec05.check_first_length_over, [lambda measure, budget: 7]),
+    # 学生函数调用了哪些张量运算（逐位置的循环要几百次）：在沙箱里记下，重放时交给检查
+    (sec05.check_linear_scan, [_scan]),
+    (sec05.check_linear_scan, [_loop]),
 ]
 
 

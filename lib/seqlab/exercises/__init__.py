@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import collections
 import functools
 import html
 import math
@@ -155,29 +156,41 @@ def checker(key: str, title: str, *, objective: str, difficulty: int, minutes: i
     return wrap
 
 
-class TorchCallCounter(torch.overrides.TorchFunctionMode):
-    """数一数 ``with`` 块里调用了多少次张量运算（取下标、乘法、拼接……都算一次）。"""
+class TorchTrace(torch.overrides.TorchFunctionMode):
+    """记下 ``with`` 块里调用了哪些张量运算、各几次（取下标、乘法、``torch.softmax``……各算一次）。
 
-    def __init__(self):
+    只记最外层的调用（一个运算内部再调用的运算不重复计数）。名字是函数的限定名：``torch.softmax`` 记作
+    ``softmax``，张量的方法记作 ``TensorBase.softmax`` 之类，``F.embedding`` 记作 ``embedding``。
+    """
+
+    def __init__(self, calls: dict[str, int] | None = None):
         super().__init__()
-        self.calls = 0
+        self.calls: collections.Counter[str] = collections.Counter(calls or {})
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        self.calls += 1
+        self.calls[getattr(func, "__qualname__", None) or getattr(func, "__name__", "运算")] += 1
         return func(*args, **(kwargs or {}))
 
+    @property
+    def count(self) -> int:
+        return sum(self.calls.values())
 
-def call_counting_torch(fn, *args) -> tuple:
-    """调用学生写的函数，同时数它调用了多少次张量运算，返回 ``(结果, 次数)``。
+    def used(self, *names: str) -> list[str]:
+        """调用过的运算里，名字（或名字的最后一段）在 ``names`` 里的那些。"""
+        return sorted(n for n in self.calls if n in names or n.rsplit(".", 1)[-1] in names)
 
-    评分时学生的函数换成了记录器或重放器（``seqlab.exercises.recording``），次数由它们只数学生函数自己的运算。
+
+def call_tracing_torch(fn, *args) -> tuple:
+    """调用学生写的函数，同时记下它调用了哪些张量运算，返回 ``(结果, TorchTrace)``。
+
+    评分时学生的函数换成了记录器或重放器（``seqlab.exercises.recording``），由它们只记学生函数自己的运算。
     """
-    counted = getattr(fn, "counted_call", None)
-    if counted is not None:
-        return counted(*args)
-    with TorchCallCounter() as counter:
+    traced = getattr(fn, "traced_call", None)
+    if traced is not None:
+        return traced(*args)
+    with TorchTrace() as trace:
         result = call(fn, *args)
-    return result, counter.calls
+    return result, trace
 
 
 def call(fn, *args):

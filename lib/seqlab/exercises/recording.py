@@ -36,7 +36,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from seqlab.exercises import CheckFailed, CheckResult, TorchCallCounter
+from seqlab.exercises import CheckFailed, CheckResult, TorchTrace
 
 MAX_RECORDING_BYTES = 64 * 2**20  # 一道题的记录最多 64 MiB
 MAX_ITEMS = 1_000_000  # 解码时最多这么多个值（含张量的元素）
@@ -52,6 +52,7 @@ DTYPES = {
 # 重放时重新抛出的异常：只用 Python 内置的类型，说明是固定的一句（学生代码写的说明不离开沙箱）。
 REPLAYED_MESSAGE = "（评分时不转述你的代码产生的文字；在笔记本里运行检查可以看到完整的出错信息）"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
+_OP = re.compile(r"[A-Za-z_][A-Za-z0-9_.<>]{0,79}")  # 张量运算的限定名
 
 
 class RecordingError(CheckFailed):
@@ -271,9 +272,9 @@ class _Recorder:
         before = [_state(a) for a in args]
         try:
             # 学生函数用掉的随机数不改变检查接下来的输入；顺便数它自己调用了多少次张量运算
-            with torch.random.fork_rng(devices=[]), TorchCallCounter() as counter:
+            with torch.random.fork_rng(devices=[]), TorchTrace() as trace:
                 result = self.fn(*spied)
-            entry["torch_calls"] = counter.calls
+            entry["torch_calls"] = dict(trace.calls)
         except CheckFailed:
             entry["raised"] = "CheckFailed"  # 来自检查的回调（例如测得太多次）；重放时由回调自己再抛一次
             raise
@@ -285,9 +286,9 @@ class _Recorder:
         entry["result"] = encode(result)
         return result
 
-    def counted_call(self, *args) -> tuple:
+    def traced_call(self, *args) -> tuple:
         result = self(*args)
-        return result, self.calls[-1]["torch_calls"]
+        return result, TorchTrace(self.calls[-1]["torch_calls"])
 
 
 def record(check: Any, answers: list[Any]) -> dict:
@@ -365,12 +366,17 @@ class _Replayer:
             raise RecordingError("调用的记录不合规定")
         return decode(entry["result"])
 
-    def counted_call(self, *args) -> tuple:
+    def traced_call(self, *args) -> tuple:
         result = self(*args)
-        count = self.calls[self.next - 1].get("torch_calls")
-        if not (isinstance(count, int) and not isinstance(count, bool) and count >= 0):
-            raise RecordingError("运算次数的记录不合规定")
-        return result, count
+        calls = self.calls[self.next - 1].get("torch_calls")
+        if not (
+            isinstance(calls, dict)
+            and len(calls) <= 1000
+            and all(isinstance(k, str) and _OP.fullmatch(k) for k in calls)
+            and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in calls.values())
+        ):
+            raise RecordingError("张量运算的记录不合规定")
+        return result, TorchTrace(calls)
 
     @staticmethod
     def _replay_callbacks(callbacks: list, log: Any) -> CheckFailed | None:

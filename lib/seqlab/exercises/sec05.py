@@ -8,7 +8,7 @@ from functools import cache
 import torch
 
 from seqlab import attention
-from seqlab.exercises import call, call_counting_torch, checker, expect, expect_tensor, fail
+from seqlab.exercises import call, call_tracing_torch, checker, expect, expect_tensor, fail
 from seqlab.measure import peak_memory_bytes
 
 
@@ -193,7 +193,7 @@ def check_linear_scan(linear_scan):
         a = torch.rand(S, d, generator=g, dtype=torch.float64) * 1.2
         b = torch.randn(S, d, generator=g, dtype=torch.float64)
         a_in, b_in = a.clone(), b.clone()
-        got, torch_calls = call_counting_torch(linear_scan, a_in, b_in)
+        got, trace = call_tracing_torch(linear_scan, a_in, b_in)
         expect(torch.equal(a_in, a) and torch.equal(b_in, b), "你的函数改动了传进来的 a 或 b：请在副本上计算。")
         expect(isinstance(got, tuple) and len(got) == 2, f"应返回 (h, rounds) 两样东西，你返回了 {type(got).__name__}。")
         h, rounds = got
@@ -208,9 +208,9 @@ def check_linear_scan(linear_scan):
         depth = math.ceil(math.log2(S)) if S > 1 else 0
         expect(rounds == depth, f"S = {S} 时倍增扫描需要 ⌈log₂ S⌉ = {depth} 轮，你报告了 {rounds!r} 轮。")
         budget = 24 * depth + 24
-        if torch_calls > budget:
+        if trace.count > budget:
             fail(
-                f"S = {S} 时你的函数调用了 {torch_calls} 次张量运算，远多于 {depth} 轮扫描需要的数目："
+                f"S = {S} 时你的函数调用了 {trace.count} 次张量运算，远多于 {depth} 轮扫描需要的数目："
                 "看起来还是在一个位置一个位置地循环。每一轮应当用切片一次处理所有位置。"
             )
     return "扫描与循环逐位一致；S = 256 时只要 8 轮，而逐步循环要 256 步——每一轮里的乘加全部可以同时做。"
