@@ -182,7 +182,7 @@ def _sequential_scan(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 @checker(
     "1.5.4",
     "线性递推的并行扫描",
-    objective=r"用倍增扫描在 ⌈log₂ S⌉ 轮内算出 $h_t=a_t\odot h_{t-1}+b_t$，并与逐步循环比对",
+    objective="用倍增扫描在 ⌈log₂ S⌉ 轮内算出 $h_t=a_t⊙h_{t-1}+b_t$，并与逐步循环比对",
     difficulty=3,
     minutes=25,
 )
