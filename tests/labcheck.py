@@ -6,6 +6,9 @@ JupyterLab 的设置用 ``make lab`` 的同一份默认值（tools/jupyterlab/ov
 屏幕外的单元格照样在页面里，只是浏览器暂不排版它们），与学生看到的一样——量出的重画时间才是学生感到的时间。
 本书自己的 JupyterLab 扩展（tools/labext.py）按仓库里的当前源码装进临时文件夹，与学生版一样用
 ``--LabApp.extra_labextensions_path`` 指给 JupyterLab（优先于 .venv 里 make setup 装的那份）。
+
+:func:`make_lab` 则由 ``make lab`` 本身启动 JupyterLab：内核拿到的环境变量就是 Makefile 给 ``lab`` 目标的那些
+（例如 Makefile 若导出 ``SEQLAB_STRICT_CHECKS``，内核就会看到它），测试不替它设置任何一个。
 """
 
 from __future__ import annotations
@@ -13,8 +16,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
+import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -40,6 +46,18 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def _wait_until_up(proc, url: str, token: str, log: Path) -> None:
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2).read()
+            return
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"JupyterLab 没有启动，见 {log}") from None
+            time.sleep(0.5)
 
 
 def _settings(folder: Path) -> Path:
@@ -71,15 +89,7 @@ def jupyterlab(notebook_dirs: list[Path], tmp: Path):
     proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2).read()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"JupyterLab 没有启动，见 {tmp / 'jupyterlab.log'}") from None
-                time.sleep(0.5)
+        _wait_until_up(proc, url, token, tmp / "jupyterlab.log")
         yield url, token, root
     finally:
         proc.terminate()
@@ -87,6 +97,61 @@ def jupyterlab(notebook_dirs: list[Path], tmp: Path):
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
+        log.close()
+
+
+# 学生的终端里没有这些变量：SEQLAB_STRICT_CHECKS 是 tests/conftest.py 给库测试设的，MAKE* 是外层 make（make test）传下来的
+NOT_IN_A_STUDENTS_SHELL = ("SEQLAB_STRICT_CHECKS", "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
+
+
+@contextlib.contextmanager
+def make_lab(tmp: Path, makefile: Path = ROOT / "Makefile"):
+    """用 ``make lab`` 本身启动 JupyterLab，产出 ``(根地址, token, 服务器根目录里笔记本所在的相对路径, 副本的根)``。
+
+    make 照常展开 ``lab`` 目标的命令、导出 Makefile 里的变量，只是 ``BIN`` 指向一个小脚本：它进入仓库的副本
+    （``chapters/`` 复制到 ``tmp/root``，“全部运行”与自动保存都不会写回仓库），再把命令原样交给 .venv 里的
+    ``jupyter``，只在后面补上测试需要的端口、token、不开浏览器，以及当前源码的本书扩展。``lab`` 的前提
+    （.venv 的安装标记、扩展）当作已经做好（``make -o``），测试不会去重装什么。
+    """
+    root = tmp / "root"
+    shutil.copytree(ROOT / "chapters", root / "chapters", ignore=shutil.ignore_patterns(".ipynb_checkpoints", "_build"))
+    port, token = _free_port(), secrets.token_hex(16)
+    extra = [f"--port={port}", "--ip=127.0.0.1", "--no-browser", "--ServerApp.open_browser=False",
+             f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True",
+             f"--LabApp.extra_labextensions_path={install_labext(tmp / 'labextensions').parent}",
+             f"--LabApp.user_settings_dir={tmp / 'user-settings'}", f"--LabApp.workspaces_dir={tmp / 'workspaces'}"]
+    bin_dir = tmp / "bin"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "jupyter"
+    wrapper.write_text(f'#!/bin/sh\ncd {shlex.quote(str(root))} || exit 1\n'
+                       f'exec {shlex.quote(str(JUPYTER))} "$@" {" ".join(shlex.quote(a) for a in extra)}\n')
+    wrapper.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in NOT_IN_A_STUDENTS_SHELL}
+    env.update(JUPYTER_RUNTIME_DIR=str(tmp / "runtime"), JUPYTER_CONFIG_DIR=str(tmp / "config"),
+               JUPYTER_DATA_DIR=str(tmp / "data"))
+    make = ["make", "--no-print-directory", "-C", str(ROOT), "-f", str(makefile), f"BIN={bin_dir}"]
+    database = subprocess.run([*make, "-p", "-n", "lab"], env=env, capture_output=True, text=True, check=True).stdout
+    # 数据库里 “lab: 先决条件…” 那一行（“lab: 变量 := 值” 是目标专属的变量，不是它）
+    prerequisites = next(m for m in re.findall(r"^lab:(.*)$", database, flags=re.M) if "=" not in m).split()
+    log = open(tmp / "make-lab.log", "w")
+    proc = subprocess.Popen([*make, *(f"--old-file={p}" for p in prerequisites), "lab"], env=env,
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_until_up(proc, url, token, tmp / "make-lab.log")
+        # make lab 打开的是 chapters/ch01：服务器的根目录就是它，笔记本在根目录下，或者在 chapters/ch01/ 下
+        listing = json.load(urllib.request.urlopen(f"{url}/api/contents?token={token}", timeout=10))
+        prefix = "" if any(i["name"].endswith(".ipynb") for i in listing["content"]) else "chapters/ch01/"
+        yield url, token, prefix, root / "chapters" / "ch01"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)  # make 与它启动的 JupyterLab 在测试新建的进程组里
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
         log.close()
 
 

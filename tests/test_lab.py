@@ -6,7 +6,13 @@
   没有控制台错误；没有任何请求离开 127.0.0.1。
 * 本书自己的扩展（tools/labext.py）：``{glue:text}`` 显示粘贴的值（运行前是占位文字，运行后与 myst-nb 在网站上
   按同一格式算出的文字相同）；``{cite:t}``/``{cite:p}`` 显示“作者（年份）”“（作者，年份）”，看不到 BibTeX 的键；
-  练习写成“练习 1.N.k”，没有 jupyterlab-myst 的英文 “Start of Exercise”。
+  {cite:p} 两边只有一层括号（算上 jupyterlab-myst 用样式表加的括号与分隔符）；练习写成“练习 1.N.k”，
+  没有 jupyterlab-myst 的英文 “Start of Exercise”；{exercise-end}/{solution-end} 与网站上一样什么也不显示。
+* 编号与网站相同：插图是“图 1.N.k”，带标签的公式是“(1.N.k)”，不带标签的公式没有编号，{numref}/{eq}
+  （包括指向代码单元格的插图、别一节的公式）显示同样的编号，看不到标签名。
+* 公式以外的文字里看不到原样的 TeX（例如练习目标里的 ``h_{t-1}``）。
+* ``make lab`` 本身启动的 JupyterLab（内核的环境就是 Makefile 给它的）：在 1.1 节写一个错误的答案，
+  检查显示 ❌ 和一句说明而不是异常，“全部运行”一直走到最后一个单元格。
 * 每节保存一张截图到 ``_build/screenshots/lab/``，供人查看。
 
 没有 Chromium 时整体跳过（CI 设置 SEQLAB_REQUIRE_BROWSER=1，此时直接失败）。
@@ -23,7 +29,7 @@ import nbformat
 import pytest
 
 from browser import CHROMIUM, has_chromium, launch
-from labcheck import RENDERED, LabPage, jupyterlab
+from labcheck import RENDERED, LabPage, jupyterlab, make_lab
 from student import notebooks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -31,7 +37,7 @@ SHOTS = os.path.join(ROOT, "_build", "screenshots", "lab")
 NOTEBOOKS = notebooks()
 RAW = ["{term}", "{ref}", "{numref}", "{cite", ":label:", ":name:", "{exercise", "{solution", "{figure"]
 # jupyterlab-myst 自己的英文（本书的扩展换成中文）
-ENGLISH = ["Start of", "End of", "Exercise", "Solution", "Citation"]
+ENGLISH = ["Start of", "End of", "Exercise", "Solution", "Citation", "Figure", "Equation"]
 GLUE = re.compile(r"\{glue(?::text)?\}`([^`]+)`")
 PENDING = {"above": "〔运行上面的代码后显示〕", "below": "〔运行下面的代码后显示〕"}
 
@@ -102,6 +108,39 @@ def _placeholders(path) -> list[str]:
             for i, c in enumerate(cells) if c.cell_type == "markdown" for key in GLUE.findall(c.source)]
 
 
+# 网站的编号（Sphinx 的 numfig，numfig_secnum_depth: 2）：第 1.N 节里的插图按出现的顺序是“图 1.N.k”——Markdown 里的
+# {figure} 与元数据 mystnb.figure 带图注的代码单元格都算；只有带标签的公式编号，是“(1.N.k)”。
+FIGURE = re.compile(r"^(?:`{3,}|:{3,})\{figure\}.*\n((?:[ \t]*:[\w-]+:.*\n)*)", re.M)
+LABELLED_MATH = re.compile(r"\$\$.*?\$\$[ \t]*\(([^()\s]+)\)", re.S)
+# 公式以外的文字里不该出现的 TeX：下标、上标的花括号与命令
+RAW_TEX = re.compile(r"[_^]\{|\\[A-Za-z]{2,}")
+# 还没改的：第 1.4 节两道练习的目标（lib/seqlab/exercises/sec04.py、笔记本的元数据行与教师指南的练习表三处一起改）
+RAW_TEX_NOT_YET_FIXED = ("s_{t-1} + W_h h_j)", "(W s_{t-1})ᵀ h_j", "s_{t-1}ᵀ W_a h_j")
+
+
+def _site_numbers(folder) -> dict[str, str]:
+    """``folder`` 里每节笔记本的插图与公式在网站上的编号（按上面的规则数），键是名字。"""
+    out = {}
+    for path in sorted(folder.glob("[0-9]*_*.ipynb")):
+        section = f"{int(folder.name[2:])}.{int(path.name[:2])}"
+        figures = equations = 0
+        for cell in nbformat.read(path, as_version=4).cells:
+            figure = cell.metadata.get("mystnb", {}).get("figure", {}) if cell.cell_type == "code" else {}
+            if figure.get("caption"):
+                figures += 1
+                out[figure.get("name")] = f"图 {section}.{figures}"
+            if cell.cell_type != "markdown":
+                continue
+            for options in FIGURE.findall(cell.source):
+                figures += 1
+                out[(re.findall(r":name:\s*(\S+)", options) or [None])[0]] = f"图 {section}.{figures}"
+            for label in LABELLED_MATH.findall(cell.source):
+                equations += 1
+                out[label] = f"({section}.{equations})"
+    out.pop(None, None)
+    return out
+
+
 def _bibtex_keys() -> list[str]:
     with open(os.path.join(ROOT, "references.bib"), encoding="utf-8") as f:
         return re.findall(r"^@\w+\{([^,\s]+),", f.read(), flags=re.M)
@@ -135,6 +174,8 @@ def test_markdown_reads_like_the_book(browser, lab, path):
         assert not any(raw.values()), f"JupyterLab 里看得到原样的 MyST：{ {k: v for k, v in raw.items() if v} }"
         labels = sorted({m for t in texts for m in re.findall(r"(?<![\w-])sec-1-\d\b", t)})
         assert not labels, f"指向别的节的引用显示成了标签名（写成 {{ref}}`第 1.N 节 <sec-1-N>`）：{labels}"
+        labels = sorted({m for t in texts for m in re.findall(r"(?<![\w-])(?:fig|eq)-\d+-\d+-[\w-]+", t)})
+        assert not labels, f"插图或公式的引用显示成了标签名：{labels}"
         images = p.evaluate("r => [...document.querySelectorAll(r)].flatMap(e => [...e.querySelectorAll('img')])"
                             ".map(i => [i.getAttribute('src'), i.naturalWidth])", RENDERED)
         assert len(images) >= len(_figures(path)), (images, _figures(path))
@@ -143,6 +184,11 @@ def test_markdown_reads_like_the_book(browser, lab, path):
         missing = [t for t in _exercise_titles(path) if t not in shown]
         assert not missing, f"这些练习的标题没有显示：{missing}"
         _book_extension_rendered(p, path, texts)
+        _numbered_like_the_site(p, path, texts)
+        prose = p.evaluate(PROSE, RENDERED)
+        tex = [t[max(0, m.start() - 30):m.end() + 30] for t in prose for m in RAW_TEX.finditer(t)
+               if not any(known in t[max(0, m.start() - 30):m.end() + 30] for known in RAW_TEX_NOT_YET_FIXED)]
+        assert not tex, f"公式以外的文字里有原样的 TeX（应写成 $…$ 公式）：{tex}"
         _screenshots(p, path.stem)
         assert not view.outside, f"请求离开了本机：{view.outside}"
         assert not view.errors, f"控制台错误：{view.errors}"
@@ -163,24 +209,74 @@ def _book_extension_rendered(p, path, texts):
     assert not raw and not [k for k in keys if ":" in k and k in shown], f"看得到原样的 glue 键：{raw}"
     bib = [k for k in _bibtex_keys() if k in shown]
     assert not bib, f"看得到原样的 BibTeX 键：{bib}"
-    cites = p.evaluate("r => [...document.querySelectorAll(r)].flatMap(e => [...e.querySelectorAll('.cite-group')])"
-                       ".map(g => [g.classList.contains('narrative'), g.innerText])", RENDERED)
+    cites = p.evaluate(CITES, RENDERED)
     author = r"[^\s，（）；][^，（）；]*?"
     bad = [t for narrative, t in cites
            if not re.fullmatch(rf"{author}（\d{{4}}）" if narrative else rf"（{author}，\d{{4}}(；{author}，\d{{4}})*）", t)]
     assert not bad, f"引用没有写成“作者（年份）”或“（作者，年份）”：{bad}"
     english = {w: [t[:80] for t in texts if w in t] for w in ENGLISH}
     assert not any(english.values()), f"jupyterlab-myst 的英文还在：{ {k: v for k, v in english.items() if v} }"
-    titles = p.evaluate("r => [...document.querySelectorAll(r)].flatMap(e => [...e.querySelectorAll("
-                        "'.myst-exercise-title')]).map(t => t.innerText.trim())", RENDERED)
+    boxes = p.evaluate("r => [...document.querySelectorAll(r)].flatMap(e => [...e.querySelectorAll('.myst-exercise')])"
+                       ".map(b => [b.querySelector('.myst-exercise-title')?.innerText.trim() ?? '', b.checkVisibility()])",
+                       RENDERED)
+    titles = [t for t, visible in boxes if visible]
+    starts = re.findall(r"^`{3,}\{(?:exercise|exercise-start|solution|solution-start)\}", "\n".join(_markdown(path)), flags=re.M)
+    ends = [t or "（标题为空）" for t in titles if not t or t.endswith("完")]
+    assert not ends and len(titles) == len(starts), \
+        f"{{exercise-end}}/{{solution-end}} 在网站上什么也不显示，这里却显示成框：{ends or titles}"
     for label, title in zip(_exercise_labels(path), _exercise_titles(path), strict=True):
         number = "练习 " + ".".join(label.split("-")[1:])
         assert f"{number} ({title})" in titles, f"{label} 的标题不是“{number} ({title})”：{titles}"
     for label in re.findall(r"^`{3,}\{solution-start\}\s*(\S+)", "\n".join(_markdown(path)), flags=re.M):
         number = "练习 " + ".".join(label.split("-")[1:])
         assert f"{number} 的参考答案" in titles, f"{label} 的参考答案没有写成“{number} 的参考答案”：{titles}"
-        assert f"{number} 的参考答案完" in titles, f"{label} 的参考答案结尾没有写成“{number} 的参考答案完”：{titles}"
     assert all(titles), f"有练习框的标题是空的：{titles}"
+
+
+# 每个 {cite:p}/{cite:t} 在屏幕上的全部文字：连同 jupyterlab-myst 用样式表（::before/::after）加的括号与分隔符
+CITES = """r => [...document.querySelectorAll(r)].flatMap(e => [...e.querySelectorAll('.cite-group')]).map(g => {
+    const pseudo = (el, which) => {
+        const c = getComputedStyle(el, which).content;
+        return c === 'none' || c === 'normal' ? '' : c.replace(/^"|"$/g, '');
+    };
+    const items = [...g.children].map(c => c.innerText + pseudo(c, '::after')).join('');
+    return [g.classList.contains('narrative'), pseudo(g, '::before') + items + pseudo(g, '::after')];
+})"""
+# 公式（KaTeX/MathJax）与代码以外、屏幕上看得见的文字，每个 Markdown 单元格一段
+PROSE = """r => [...document.querySelectorAll(r)].map(root => {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {acceptNode: n =>
+        n.parentElement.closest('.katex, .math-display, mjx-container, math, code, pre') || !n.parentElement.checkVisibility()
+            ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT});
+    let text = '';
+    while (walker.nextNode()) text += walker.currentNode.nodeValue;
+    return text;
+})"""
+# 页面里每个指向本页锚点的链接：[标签, 文字, 看得见]
+LINKS = """r => [...document.querySelectorAll(r)].flatMap(e => [...e.querySelectorAll("a[href^='#']")])
+    .map(a => [a.getAttribute('href').slice(1), a.textContent.trim(), a.checkVisibility()])"""
+NUMBER_LIKE = re.compile(r"(?:Figure|Fig\.|Equation|Eq\.|图)\s*[\d.]+:?|\(\d+(?:\.\d+)*\)")
+
+
+def _numbered_like_the_site(p, path, texts):
+    """插图与公式的编号、正文里的 {numref}/{eq} 都与网站相同；不带标签的公式没有编号。"""
+    numbers = {label.lower(): number for label, number in _site_numbers(path.parent).items()}  # 锚点都是小写
+    links = p.evaluate(LINKS, RENDERED)
+    wrong = [(label, text, numbers[label]) for label, text, _ in links if label in numbers and text != numbers[label]]
+    assert not wrong, f"编号与网站不同（标签、这里显示的、网站上的）：{wrong[:8]}"
+    extra = [(label, text) for label, text, visible in links
+             if visible and label not in numbers and NUMBER_LIKE.fullmatch(text)]
+    assert not extra, f"网站上没有编号的东西（例如不带标签的公式）这里有编号：{extra}"
+    source = "\n".join(_markdown(path))
+    # 本节 Markdown 里的插图（图注前）与带标签的公式（公式右边）都显示编号；代码单元格的插图在 JupyterLab 里没有图注
+    own = [label.lower() for label in re.findall(r"^[ \t]*:name:\s*(\S+)", "".join(FIGURE.findall(source)), flags=re.M)
+           + LABELLED_MATH.findall(source)]
+    shown = {label for label, _, _ in links}  # 折叠着的（例如 dropdown 里的）公式也算：展开就看得见
+    missing = [label for label in own if label not in shown]
+    assert not missing, f"这些插图或公式没有显示编号：{missing}"
+    # 折叠着的 dropdown 里的引用也算（innerText 不含没有展开的部分）
+    shown_text = "\n".join(p.evaluate("r => [...document.querySelectorAll(r)].map(e => e.textContent)", RENDERED))
+    for label in re.findall(r"\{(?:numref|eq)\}`([^`<>]+)`", source):
+        assert numbers[label.lower()] in shown_text, f"引用 {label} 应显示为“{numbers[label.lower()]}”"
 
 
 # 运行 1.1 节开头到粘贴 ppl_blind 的那一格（几秒钟的计算），之后每个已粘贴的 {glue:text} 都显示它的值
@@ -428,3 +524,95 @@ def _save_latency(path, latency):
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, f"{path.stem}.json"), "w", encoding="utf-8") as f:
         json.dump(latency, f, ensure_ascii=False, indent=1)
+
+
+# make lab 里学生答错：1.1.1 的起始代码换成一个返回 42.0 的函数（对数概率不可能是正数）
+WRONG_NOTEBOOK, WRONG_FUNCTION = "01_language_as_sequence.ipynb", "sentence_log_prob"
+WRONG_ANSWER = "def sentence_log_prob(model, text):\n    return 42.0"
+# 内核空闲，并且每个代码单元格都运行过、或者有一个单元格以异常结束（“全部运行”停在那里）
+SETTLED = """() => {
+    const panel = window.jupyterapp.shell.currentWidget;
+    const code = panel.content.widgets.filter(c => c.model.type === 'code');
+    const failed = code.some(c => Array.from({length: c.model.outputs.length}, (_, j) => c.model.outputs.get(j))
+        .some(o => o.type === 'error'));
+    return panel.sessionContext.session?.kernel?.status === 'idle'
+        && (failed || code.every(c => c.model.executionCount !== null));
+}"""
+# 每个代码单元格：[序号, 执行计数, 输出的文字（text/plain 与流）, 异常]
+CODE_CELLS = """() => window.jupyterapp.shell.currentWidget.content.widgets.map((c, i) => [c, i])
+    .filter(([c]) => c.model.type === 'code').map(([c, i]) => {
+        const outs = Array.from({length: c.model.outputs.length}, (_, j) => c.model.outputs.get(j).toJSON());
+        const text = t => (Array.isArray(t) ? t.join('') : t || '');
+        return [i, c.model.executionCount, outs.map(o => text(o.text) + text(o.data?.['text/plain'])).join('\\n'),
+                outs.filter(o => o.output_type === 'error').map(o => o.ename + ': ' + o.evalue)];
+    })"""
+
+
+def test_make_lab_shows_a_wrong_answer_and_run_all_finishes(browser, tmp_path):
+    """学生在 make lab 里答错：检查显示 ❌ 和说明，不抛异常；“全部运行”不会停在检查那里。"""
+    with make_lab(tmp_path) as (url, token, prefix, root):
+        cells = nbformat.read(root / WRONG_NOTEBOOK, as_version=4).cells
+        starter = next(i for i, c in enumerate(cells) if "exercise-starter" in c.metadata.get("tags", [])
+                       and f"def {WRONG_FUNCTION}(" in c.source)
+        check = next(i for i, c in enumerate(cells) if i > starter and c.cell_type == "code")
+        assert "exercise-check" in cells[check].metadata.get("tags", []), "起始代码后面的第一个代码单元格应是它的检查"
+        view = LabPage(browser, url, token, prefix + WRONG_NOTEBOOK, "make-lab")
+        p = view.page
+        try:
+            # 像学生一样在起始代码的单元格里全选、输入错误的答案
+            p.evaluate("i => { window.jupyterapp.shell.currentWidget.content.widgets[i].node.dataset.seqlabStarter = ''; }",
+                       starter)
+            editor = p.locator("[data-seqlab-starter] .cm-content")
+            editor.scroll_into_view_if_needed()
+            editor.click()
+            p.keyboard.press("Control+a")
+            p.keyboard.insert_text(WRONG_ANSWER)
+            typed = p.evaluate("i => window.jupyterapp.shell.currentWidget.content.widgets[i].model.sharedModel.getSource()",
+                               starter)
+            assert typed == WRONG_ANSWER, typed
+            view.command("notebook:run-all-cells")
+            p.wait_for_function(SETTLED, timeout=600_000, polling=500)
+            p.wait_for_timeout(500)
+            code = p.evaluate(CODE_CELLS)
+            errors = [(i, e) for i, _, _, e in code if e]
+            assert not errors, f"“全部运行”停在了有异常的单元格（答错的检查抛出了异常？）：{errors}"
+            assert code[-1][1] is not None, "“全部运行”没有走到最后一个代码单元格"
+            verdict = next(text for i, _, text, _ in code if i == check)
+            _assert_wrong_answer_explained(verdict)
+            _assert_box_shown(p, check)
+            p.screenshot(path=os.path.join(SHOTS, "make-lab-wrong-answer-run-all.png"))
+            # 再单独运行一次：“全部运行”之后参考答案已经重新定义了函数，所以先运行起始代码（学生的答案），再运行检查
+            count = next(n for i, n, _, _ in code if i == check)
+            for index in (starter, check):
+                p.evaluate("i => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = i; }", index)
+                view.command("notebook:run-cell")
+            p.wait_for_function("""([i, n]) => {
+                const panel = window.jupyterapp.shell.currentWidget;
+                return panel.sessionContext.session?.kernel?.status === 'idle'
+                    && panel.content.widgets[i].model.executionCount > n;
+            }""", arg=[check, count], timeout=60_000, polling=200)
+            again = next(c for c in p.evaluate(CODE_CELLS) if c[0] == check)
+            assert not again[3], f"单独运行检查时抛出了异常：{again[3]}"
+            _assert_wrong_answer_explained(again[2])
+            _assert_box_shown(p, check)
+            p.screenshot(path=os.path.join(SHOTS, "make-lab-wrong-answer.png"))
+            assert not view.outside, f"请求离开了本机：{view.outside}"
+            assert not view.errors, f"控制台错误：{view.errors}"
+        finally:
+            view.close()
+
+
+def _assert_wrong_answer_explained(text: str) -> None:
+    assert "❌ 练习 1.1.1" in text, f"检查没有显示 ❌：{text[:300]}"
+    assert "你的结果是 42" in text, f"❌ 后面没有说明哪里不对：{text[:300]}"
+
+
+def _assert_box_shown(p, index: int) -> None:
+    """检查单元格的输出里看得见 ❌ 框（seqlab.exercises 的 HTML 输出）。"""
+    p.evaluate("i => { const w = window.jupyterapp.shell.currentWidget.content.widgets[i];"
+               " w.node.dataset.seqlabCheck = ''; }", index)
+    box = p.locator("[data-seqlab-check] .jp-OutputArea-output .seqlab-check")
+    box.scroll_into_view_if_needed()
+    p.wait_for_timeout(200)
+    assert box.is_visible(), "检查的 ❌ 框没有显示出来"
+    _assert_wrong_answer_explained(box.inner_text())

@@ -1,12 +1,17 @@
-// 本书的 JupyterLab 插件：在 jupyterlab-myst 渲染完 Markdown 单元格之后，补上它不会的三件事。
+// 本书的 JupyterLab 插件：在 jupyterlab-myst 渲染完 Markdown 单元格之后，补上它不会的四件事。
 //
 // * glue：myst-nb 的 {glue:text}`名字:格式` 在 jupyterlab-myst 里是一个只含原样键名的 <span>。
 //   这里按单元格源码里 {glue:text} 出现的顺序认出这些 <span>，换成代码单元格输出里粘贴的值
 //   （输出的元数据 scrapbook.name 是名字），按 myst-nb 的规则套用冒号后的格式；值还没算出来时显示占位文字。
 // * 参考文献：jupyterlab-myst 找不到 references.bib 里的条目，只显示键；这里换成“作者（年份）”
-//   （{cite:t}）或“（作者，年份）”（{cite:p}），作者与年份由安装脚本从 references.bib 导出。
+//   （{cite:t}）或“（作者，年份）”（{cite:p}），作者与年份由安装脚本从 references.bib 导出；
+//   jupyterlab-myst 用样式表在 {cite:p} 两边加的半角括号和分隔符去掉（否则括号是双层的）。
+// * 编号：jupyterlab-myst 把插图写成“Figure 1”、公式写成“(1)”，按笔记本从 1 数，不带标签的公式也编号；
+//   这里按网站的编号写成“图 1.N.k”“(1.N.k)”（安装脚本按网站的规则算好，见 numbers.json），
+//   不带标签的公式不显示编号，指向别的代码单元格插图或别一节公式的引用（jupyterlab-myst 找不到，显示标签名）也写成编号。
 // * 练习：sphinx-exercise 的分段写法在 jupyterlab-myst 里是英文的“Start of Exercise 1”、按笔记本从 1 数；
-//   这里按标签 ex-1-N-k 写成网站上的“练习 1.N.k”。
+//   这里按标签 ex-1-N-k 写成网站上的“练习 1.N.k”；结尾的 {exercise-end}/{solution-end} 在网站上什么也不显示，
+//   jupyterlab-myst 却画成一个框，这里把它藏起来。
 //
 // 只改 jupyterlab-myst 画出的文字节点与属性，不删它的节点（它用 React 渲染，下次渲染会按自己的记录更新）。
 // 笔记本面板上的 MutationObserver 发现变化（渲染、输出更新）后稍等片刻统一处理一遍；处理是幂等的。
@@ -23,27 +28,35 @@ const STYLE = `
 [data-seqlab-glue][data-seqlab-pending] { color: var(--jp-ui-font-color2); font-size: 0.9em; }
 .cite-group[data-seqlab-cite] svg { display: none; }
 .cite-group[data-seqlab-cite] .text-yellow-600 { color: inherit; }
+.cite-group.cite-group[data-seqlab-cite]::before, .cite-group.cite-group[data-seqlab-cite]::after,
+.cite-group.cite-group[data-seqlab-cite] > ::after { content: none; }
+.myst-exercise[data-seqlab-end], [data-seqlab-unnumbered] { display: none !important; }
+[data-seqlab-xref] { color: inherit; }
+[data-seqlab-xref] svg { display: none; }
 body > #main { cursor: auto; }
 `;
 
 export function makePlugin({ base, version }) {
   return {
     id: "seqlab-lab:plugin",
-    description: "《从序列建模到 Transformer》：glue 的数值、参考文献与练习编号",
+    description: "《从序列建模到 Transformer》：glue 的数值、参考文献、插图与公式编号、练习编号",
     autoStart: true,
     requires: [],
     activate(app) {
       const style = document.createElement("style");
       style.textContent = STYLE;
       document.head.appendChild(style);
-      const state = { citations: null, panels: new Set() };
-      fetch(base + "references.json?v=" + version)
-        .then(r => (r.ok ? r.json() : {}))
-        .catch(() => ({}))
-        .then(data => {
-          state.citations = data;
-          state.panels.forEach(p => p.schedule());
-        });
+      const state = { citations: null, numbers: null, panels: new Set() };
+      for (const name of ["citations", "numbers"]) {
+        fetch(base + (name === "citations" ? "references" : name) + ".json?v=" + version)
+          .then(r => (r.ok ? r.json() : {}))
+          .catch(() => ({}))
+          .then(data => {
+            // 标签不分大小写：jupyterlab-myst 与 Sphinx 都把它们换成小写（eq-1-2-X 的锚点是 #eq-1-2-x）
+            state[name] = name === "numbers" ? Object.fromEntries(Object.entries(data).map(([k, v]) => [k.toLowerCase(), v])) : data;
+            state.panels.forEach(p => p.schedule());
+          });
+      }
       const seen = new WeakSet();
       const scan = () => {
         for (const widget of app.shell.widgets("main")) {
@@ -146,7 +159,8 @@ function update(panel, state) {
     if (!root || !cell.rendered) continue;
     fillGlue(root, source, values, name => (where(name) > index ? PENDING.below : PENDING.above));
     if (state.citations) fillCitations(root, state.citations);
-    fillExercises(root, ctx, /\{solution-end\}/.test(source));
+    if (state.numbers) fillNumbers(root, state.numbers, source);
+    fillExercises(root, ctx);
     fillExerciseRefs(root, ctx);
   }
 }
@@ -222,6 +236,41 @@ function fillCitations(root, citations) {
   }
 }
 
+// ---------- 插图与公式的编号 ----------
+
+// jupyterlab-myst 画出的编号：图注前的“Figure 1:”、公式右边的“(1)”（两者的 title 是英文的“Link to this …”），
+// 正文里的引用 {numref}/{eq}（class="hover-link"）；找不到目标的引用是一个显示标签名的黄色 <span>。
+function fillNumbers(root, numbers, source) {
+  for (const link of root.querySelectorAll("a[href^='#']")) {
+    const label = link.getAttribute("href").slice(1).toLowerCase();
+    const own = (link.getAttribute("title") || "").startsWith("Link to this") || link.dataset.seqlabNumber !== undefined;
+    if (!own && !link.classList.contains("hover-link")) continue;
+    const number = Object.hasOwn(numbers, label) ? numbers[label] : null;
+    if (number === null) {
+      // 网站只给带标签的公式编号；jupyterlab-myst 给不带标签的公式一个随机的锚点，源码里没有它
+      const equation = /Equation/.test(link.getAttribute("title") || "") || link.dataset.seqlabUnnumbered !== undefined;
+      if (equation && label && !source.toLowerCase().includes(`(${label})`)) setAttr(link, "data-seqlab-unnumbered", "");
+      continue;
+    }
+    setAttr(link, "data-seqlab-number", "");
+    replaceText(link, number);
+    if (own) {
+      const what = number.startsWith("图") ? number : `公式 ${number}`;
+      setAttr(link, "title", `链接到${what}`);
+      setAttr(link, "aria-label", `链接到${what}`);
+    }
+  }
+  for (const span of root.querySelectorAll("span.text-yellow-600, [data-seqlab-xref]")) {
+    const text = [...span.childNodes].find(n => n.nodeType === Node.TEXT_NODE);
+    if (!text) continue;
+    const label = span.dataset.seqlabXref || text.nodeValue.trim().toLowerCase();
+    if (!Object.hasOwn(numbers, label)) continue;
+    setAttr(span, "data-seqlab-xref", label);
+    setAttr(span, "title", null);
+    setText(text, numbers[label]);
+  }
+}
+
 // ---------- 练习 ----------
 
 // 按源码数出每道练习的序号（标签不是 ex-章-节-序号 时用它）
@@ -239,7 +288,7 @@ function exerciseNumber(label, ctx) {
   return ctx.section && k ? `${ctx.section}.${k}` : "";
 }
 
-function fillExercises(root, ctx, solutionEnd) {
+function fillExercises(root, ctx) {
   for (const title of root.querySelectorAll(".myst-exercise-title")) {
     const box = title.closest(".myst-exercise");
     const link = title.querySelector("a[href^='#']");
@@ -263,18 +312,9 @@ function fillExercises(root, ctx, solutionEnd) {
       replaceText(link, name);
       setAttr(link, "title", `链接到${name}`);
       setAttr(link, "aria-label", `链接到${name}`);
-    } else {
-      // “End of Exercise”；答案的结尾 jupyterlab-myst 画成一个标题为空的框
-      if (solutionEnd && !title.textContent.trim() && !title.querySelector("[data-seqlab-end]")) {
-        const span = document.createElement("span");
-        span.dataset.seqlabEnd = "";
-        span.textContent = "参考答案完";
-        title.appendChild(span);
-      }
-      const end = title.querySelector("span") || title;
-      if (!/End of/.test(end.textContent) && end.dataset.seqlabEnd === undefined) continue;
-      setAttr(end, "data-seqlab-end", "");
-      replaceText(end, solution || /Solution|参考答案/.test(end.textContent) ? `${name} 的参考答案完` : `${name} 完`);
+    } else if (/End of/.test(title.textContent) || !title.textContent.trim()) {
+      // {exercise-end} 是“End of Exercise”框，{solution-end} 是标题为空的框：网站上两者都不显示任何东西
+      setAttr(box, "data-seqlab-end", "");
     }
   }
 }
