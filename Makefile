@@ -5,7 +5,8 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-# 本书自己的 JupyterLab 扩展（glue 的数值、参考文献、练习编号），装进 .venv 的 labextensions（tools/labext.py）
+# 本书自己的 JupyterLab 扩展（glue 的数值、参考文献、练习编号、与网站相同的图号和公式编号——编号由笔记本算出，
+# 所以笔记本一变就重建），装进 .venv 的 labextensions（tools/labext.py）
 LABEXT := $(VENV)/share/jupyter/labextensions/seqlab-lab/package.json
 NODE   := node_modules/.package-lock.json
 VENDOR := assets/live/vendor/.copied
@@ -41,7 +42,7 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $(STAMP)
 
-$(LABEXT): $(STAMP) tools/labext.py references.bib $(wildcard tools/jupyterlab/seqlab-lab/* tools/jupyterlab/seqlab-lab/static/*)
+$(LABEXT): $(STAMP) tools/labext.py references.bib $(wildcard chapters/*/*.ipynb tools/jupyterlab/seqlab-lab/* tools/jupyterlab/seqlab-lab/static/*)
 	$(BIN)/python tools/labext.py
 
 # 网站用的 JavaScript（plotly.js 的部分包、浏览器测试用的 axe-core）按 package-lock.json 安装。
