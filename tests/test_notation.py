@@ -334,6 +334,17 @@ def _s_t(sz):
     return [s1[0].shape, s0[0].shape]
 
 
+def _W_init(sz):
+    model, _, _, _ = _seq2seq(sz)
+    return [model.init_state.weight.shape, model.init_state.bias.shape]
+
+
+def _W_o(sz):
+    torch.manual_seed(0)
+    model = seq2seq.MODELS["attention"](sz["V"] + 1, sz["V"], d_emb=5, d_h=sz["d_h"], d_a=sz["d_a"])  # 目标词表大小 V
+    return [model.out.weight.shape, model.out.bias.shape]
+
+
 # 1.5
 def _self_attention(sz):
     torch.manual_seed(0)
@@ -532,7 +543,7 @@ CHECKS: dict[tuple[str, str], tuple[Builder, dict[str, str]]] = {
     ("1.3", r"$\partial h_t/\partial h_{t-r}$"): (_dh_dh, {}),
     ("1.3", "$Q$"): (_Q_orth, {}),
     ("1.3", r"$\rho$"): (_rho, {}),
-    ("1.3", "$c_t$"): (_c_t_lstm, {}),
+    ("1.3", "$C_t$"): (_c_t_lstm, {}),
     ("1.3", "$f_t$，$i_t$，$o_t$，$g_t$"): (_lstm_gates, {}),
     ("1.3", "$z_t$，$n_t$"): (_gru_gates, {}),
     ("1.3", "$u$"): (_u_readout, {}),
@@ -547,6 +558,8 @@ CHECKS: dict[tuple[str, str], tuple[Builder, dict[str, str]]] = {
     ("1.4", "$e_{tj}$"): (_e_tj, {}),
     ("1.4", r"$\alpha_{tj}$"): (_alpha_tj, {}),
     ("1.4", "$c_t$"): (_c_t_additive, {}),
+    ("1.4", r"$W_{\text{init}}$，$b_{\text{init}}$"): (_W_init, {"d_s": "d_h"}),
+    ("1.4", "$W_o$，$b_o$"): (_W_o, {"d_s": "d_h"}),
     ("1.5", "$W_Q$，$W_K$"): (_W_QK, {}),
     ("1.5", "$W_V$"): (_W_V, {}),
     ("1.5", "$Q$，$K$"): (_QK, {}),
@@ -576,7 +589,7 @@ CHECKS: dict[tuple[str, str], tuple[Builder, dict[str, str]]] = {
 
 # 表里写了形状、但库里没有对应对象的符号。
 NOT_IN_LIBRARY = {
-    ("1.3", "$W_o$，$c$"): "读出层在正文里临时用 nn.Linear 搭出，库里没有",
+    ("1.3", "$W_o$，$b_y$"): "读出层在正文里临时用 nn.Linear 搭出，库里没有",
     ("1.3", r"$B$，$\beta$"): "若尔当块只在 recurrent_matrix 内部构造，不对外暴露",
     ("1.6", "$P$"): "置换只是一串下标，库里没有置换矩阵",
 }
@@ -652,3 +665,109 @@ def test_the_page_shape_parser_reads_symbolic_sizes():
     assert page_shapes(cell, sz) == [(24, 8), (), (14,), (5, 6, 6)]
     with pytest.raises(AssertionError):
         page_shapes("$(d_\\text{unknown},)$", sz)
+
+
+# ---------------------------------------------------------------- 符号表是登记册：一个字母一个意思
+# 全书的约定（见各节的改动）：这些字母只有一个意思，符号表里它们的“含义”一栏不许出现右边这些词。
+ONE_MEANING: dict[str, tuple[str, ...]] = {
+    "$L$": ("周期", "段长", "截断", "一段"),  # L 只是层数（与损失 L）：截断长度记 K，复读周期记 m
+    "$c_t$": ("单元状态",),  # c_t 只是上下文向量：LSTM 的单元状态记 C_t
+    "$c$": ("偏置", "运算量", "FLOP"),  # 读出层偏置记 b_y，每个 token 的运算量记 F
+    "$P$": ("提示", "长度"),  # P 只是置换矩阵：提示词长度记 T_p
+    "$T$": ("缓存",),  # T 是目标/解码一侧的位置数：缓存长度记 T_kv
+    "$H$": ("头数",),  # H 只是隐藏状态叠成的矩阵：头数记 n_h
+}
+DELIBERATE_HEADING = "## 同一个字母，不同的意思"
+_MATH = re.compile(r"\$([^$\n]+)\$")
+# 正文里“定义”一个符号的说法：记作 $X$、令 $X$、$X$ 表示……、层数 $L$、长度 $T$ ……
+_SYM = r"(?:\\[a-zA-Z]+|[A-Za-z])(?:_\{[^{}$]*(?:\{[^{}$]*\}[^{}$]*)*\}|_[A-Za-z0-9])?"
+DEFINES = [
+    re.compile(rf"(?:记作|记为|记成|写作|写成|令|设)\s*\$({_SYM})\$"),
+    re.compile(rf"\$({_SYM})\$\s*(?:表示|代表|是指|指的是|称为|叫做)"),
+    re.compile(rf"(?:层数|头数|个数|长度|周期|段长|大小|偏置|宽度|维度|步数|运算量)\s*\$({_SYM})\$"),
+]
+
+
+def _norm(symbol: str) -> str:
+    s = re.sub(r"\\(?:mathrm|text|operatorname|mathit|mathbf)(?![A-Za-z])", "", symbol)  # T_{\mathrm p} → T_p
+    return s.replace("\\,", "").replace(" ", "").replace("{", "").replace("}", "")
+
+
+def _symbols(cell: str) -> list[str]:
+    return [_norm(m) for m in _MATH.findall(cell)]
+
+
+def registry(text: str) -> tuple[dict[str, list[tuple[str, str]]], set[str], set[str]]:
+    """({符号: [(小节, 含义)…]}, 特意一字多义的符号, 阅读约定里出现的符号)。"""
+    tables, _ = parse_page(text)
+    meanings: dict[str, list[tuple[str, str]]] = {}
+    for section, table in tables.items():
+        for row in table[1:]:
+            for sym in _symbols(row[0]):
+                meanings.setdefault(sym, []).append((section, row[1]))
+    deliberate_text = text[text.index(DELIBERATE_HEADING):]
+    deliberate = {sym for line in deliberate_text.splitlines() if line.startswith("| $")
+                  for sym in _symbols(_cells(line)[0])}
+    conventions = text[: text.index("## 1.1 ")]
+    return meanings, deliberate, set(_symbols(conventions))
+
+
+@pytest.fixture(scope="module")
+def registered():
+    return registry(PAGE.read_text(encoding="utf-8"))
+
+
+def test_a_symbol_with_two_meanings_is_listed_as_deliberate(registered):
+    meanings, deliberate, _ = registered
+    doubled = {sym: rows for sym, rows in meanings.items() if len({s for s, _ in rows}) > 1}
+    unlisted = sorted(sym for sym in doubled if sym not in deliberate)
+    assert not unlisted, (
+        "这些符号在符号表的几个小节里各有含义，却没有列进“同一个字母，不同的意思”："
+        + "；".join(f"{s}（{'、'.join(sec for sec, _ in doubled[s])}）" for s in unlisted)
+    )
+
+
+@pytest.mark.parametrize("symbol", list(ONE_MEANING))
+def test_book_wide_letters_keep_their_one_meaning(registered, symbol):
+    meanings, _, _ = registered
+    text = PAGE.read_text(encoding="utf-8")
+    deliberate_rows = [line for line in text[text.index(DELIBERATE_HEADING):].splitlines()
+                       if line.startswith("| $") and _symbols(symbol)[0] in _symbols(_cells(line)[0])]
+    bad = [f"{sec} 节：{meaning}" for sec, meaning in meanings.get(_symbols(symbol)[0], [])
+           if any(word in meaning for word in ONE_MEANING[symbol])]
+    bad += [f"一字多义表：{_cells(line)[1]}" for line in deliberate_rows
+            if any(word in _cells(line)[1] for word in ONE_MEANING[symbol])]
+    assert not bad, f"{symbol} 按全书的约定只有一个意思，符号表却写着：" + "；".join(bad)
+
+
+def defined_symbols(markdown: str) -> set[str]:
+    """一段正文里用“记作 / 令 / 表示 / 层数 $L$”这类说法定义的符号（已规范化）。"""
+    found = set()
+    for pattern in DEFINES:
+        found |= {_norm(m) for m in pattern.findall(markdown)}
+    return found
+
+
+def unregistered_symbols(path: Path, registered) -> list[str]:
+    meanings, _, conventions = registered
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    section = f"1.{int(path.name[:2])}"
+    known = conventions | {sym for sym, rows in meanings.items() if any(sec <= section for sec, _ in rows)}
+    problems = []
+    for i, cell in enumerate(nb["cells"]):
+        if cell["cell_type"] != "markdown":
+            continue
+        for sym in sorted(defined_symbols("".join(cell["source"])) - known):
+            problems.append(f"第 {i} 格定义了 ${sym}$，符号表的 {section} 节及以前都没有它")
+    return problems
+
+
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("0*.ipynb")), ids=lambda p: p.name)
+def test_every_symbol_a_section_defines_is_in_the_notation_page(path, registered):
+    problems = unregistered_symbols(path, registered)
+    assert not problems, f"{path.name}：\n" + "\n".join(problems)
+
+
+def test_definition_patterns():
+    text = r"层数 $L$ 与头数 $n_h$；提示词长度记作 $T_{\mathrm p}$，$K$ 表示截断的段长；$x$ 只是个例子。"
+    assert defined_symbols(text) == {"L", "n_h", "T_p", "K"}
