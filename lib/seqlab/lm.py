@@ -55,6 +55,33 @@ def chain_rule_factors(
     return factors
 
 
+def sample_by_chain_rule(
+    joint: torch.Tensor, n_samples: int, order: Sequence[int] | None = None, seed: int = 0
+) -> torch.Tensor:
+    """按 ``order`` 的顺序逐个位置抽样：先从 ``p(x_{order[0]})`` 抽，再从以已抽位置为条件的分布里抽……
+
+    自回归模型生成文字就是这样一步一步做的。每一步的条件分布取联合表里“已抽位置固定、
+    其余位置求和”的那一行，再归一化。返回形状 ``(n_samples, n)`` 的整数张量，第 ``i`` 列是
+    位置 ``i`` 的取值（与抽样顺序无关）。用自己的随机数生成器，不动全局随机状态。
+    """
+    n = joint.dim()
+    order = list(range(n)) if order is None else list(order)
+    if sorted(order) != list(range(n)):
+        raise InputError(f"order 必须是 0..{n - 1} 的一个排列")
+    g = torch.Generator().manual_seed(seed)
+    by_order = joint.permute(order)  # 第 k 维 = 第 k 个被抽的位置
+    out = torch.empty(n_samples, n, dtype=torch.long)
+    for k in range(n):
+        marginal = by_order.sum(dim=tuple(range(k + 1, n))) if k + 1 < n else by_order
+        if k == 0:  # 还没有条件：所有样本共用 p(x_{order[0]})
+            rows = marginal.expand(n_samples, -1)
+        else:  # (n_samples, V)：按每个样本已抽到的值取出一行
+            rows = marginal[tuple(out[:, order[j]] for j in range(k))]
+        conditional = rows / rows.sum(dim=-1, keepdim=True)
+        out[:, order[k]] = torch.multinomial(conditional, 1, generator=g).squeeze(1)
+    return out
+
+
 def _marginal(joint: torch.Tensor, fixed: dict[int, int]) -> float:
     """``p(x_i = v, i ∈ fixed)``：固定部分位置、把其余位置求和。"""
     index = tuple(fixed.get(i, slice(None)) for i in range(joint.dim()))

@@ -3,15 +3,43 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
+
+import torch
 
 from seqlab import corpus, lm
-from seqlab.exercises import call, checker, expect, expect_close, fail
+from seqlab.exercises import call, checker, expect, expect_close, expect_number, fail
 
-_SENTENCES = [corpus.EXAMPLE_SENTENCE, "苹果公司发布了新的手机。", "他一口气把那本小说读完了"]
+_SENTENCES = [corpus.EXAMPLE_SENTENCE, "苹果公司发布了新的手机。", "他一口气把那本小说读完了", "完全没见过的字龘"]
 
 
 def _model(order: int) -> lm.NGramLM:
     return lm.book_model(order)
+
+
+class _ProbOnly:
+    """只露出 ``prob(token, context)`` 的模型：练习 1.1.1 要读者自己逐位置累加，不能直接调用 ``log_prob``。"""
+
+    __slots__ = ("prob",)
+
+    def __init__(self, prob: Callable[[str, Sequence[str]], float]) -> None:
+        self.prob = prob
+
+
+def _prob_only(model: lm.NGramLM) -> _ProbOnly:
+    return _ProbOnly(lambda token, context: model.prob(token, context))
+
+
+def _close(got, want: float) -> bool:
+    return isinstance(got, (int, float)) and math.isclose(got, want, rel_tol=1e-6)
+
+
+def _as_float(got):
+    """能转换成数就转换（张量、numpy 数也算），否则原样交回，留给 ``expect_close`` 说明。"""
+    try:
+        return float(got)
+    except (TypeError, ValueError):
+        return got
 
 
 @checker(
@@ -22,36 +50,77 @@ def _model(order: int) -> lm.NGramLM:
     minutes=5,
 )
 def check_sentence_log_prob(sentence_log_prob):
-    """学生函数 ``sentence_log_prob(model, text) -> float`` 应返回 ``Σ_t log p(x_t | x_{<t})``。"""
-    model = _model(3)
-    for text in _SENTENCES:
-        got = call(sentence_log_prob, model, text)
+    """学生函数 ``sentence_log_prob(model, text) -> float`` 应返回 ``Σ_t log p(x_t | x_{<t})``（不含句尾）。
+
+    交给学生的 ``model`` 只有 ``prob`` 一个方法；三元模型之外再用一个四元模型，前文只取最后两个字的答案过不了。
+    """
+    cases = [(3, text) for text in _SENTENCES] + [(4, corpus.EXAMPLE_SENTENCE)]
+    for order, text in cases:
+        model = _model(order)
+        got = _as_float(call(sentence_log_prob, _prob_only(model), text))
         want = model.log_prob(text)
-        if got is not None and isinstance(got, (int, float)) and math.isclose(got, math.exp(want), rel_tol=1e-6):
+        if _close(got, math.exp(want)):
             fail(f"对「{text}」你返回的像是概率本身 {got:.3g}，题目要的是对数概率（请对每一项取 log 再相加）。")
-        expect_close(got, want, f"「{text}」的对数概率")
+        if _close(got, model.log_prob(text, include_eos=True)):
+            fail(f"对「{text}」你把句尾 </s> 的概率也加进去了；题目要的对数概率不含句尾。")
+        if _close(got, sum(math.log(model.prob(ch, text[: t + 1])) for t, ch in enumerate(text))):
+            fail(f"对「{text}」你的前文多算了一个字：第 t 个字的前文是 text[:t]，不包括它自己。")
+        expect_close(got, want, f"{order} 元模型下「{text}」的对数概率")
     return "对数概率与模型逐项相加的结果一致。长句子的概率会小到下溢，所以实践中总在对数空间里累加。"
+
+
+def _conditional_tables(joint: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """从 3 个位置的联合表得到从左到右的三张条件表 ``p1[a]``、``p2[a, b]``、``p3[a, b, c]``。"""
+    p12 = joint.sum(dim=2)
+    p1 = p12.sum(dim=1)
+    return p1, p12 / p1[:, None], joint / p12[:, :, None]
 
 
 @checker(
     "1.1.2",
-    "换一个分解顺序",
-    objective="验证链式法则对任意顺序都成立：从右往左分解同样精确",
+    "把从左到右的模型倒过来",
+    objective="从一种分解推出另一种：先用链式法则拼回联合分布，再求边缘、相除",
     difficulty=2,
-    minutes=10,
+    minutes=15,
 )
 def check_right_to_left(right_to_left_factors):
-    """学生函数 ``right_to_left_factors(joint, x) -> list[float]``：
-    ``[p(x_n), p(x_{n-1} | x_n), …, p(x_1 | x_2, …, x_n)]``。"""
-    joint = lm.random_joint(n_positions=3, vocab_size=4, seed=11)
-    for x in [(0, 1, 2), (3, 3, 0), (2, 0, 1)]:
-        got = call(right_to_left_factors, joint, x)
-        expect(got is not None and len(got) == 3, f"x = {x} 有 3 个位置，应返回 3 个条件概率，你返回了 {got!r}。")
-        want = lm.chain_rule_factors(joint, x, order=[2, 1, 0])
-        for k, (g, w) in enumerate(zip(got, want)):
-            expect_close(g, w, f"x = {x} 的第 {k + 1} 个因子")
-        expect_close(math.prod(got), float(joint[x]), f"x = {x} 的因子乘积（应等于联合概率）")
-    return "从右往左的各项乘回去也等于联合概率：链式法则只是一个恒等式，不偏爱任何方向。"
+    """学生函数 ``right_to_left_factors(p1, p2, p3, x) -> [p(x3), p(x2 | x3), p(x1 | x2, x3)]``：
+    手里只有从左到右的三张条件表，没有联合表。两张不同大小（V = 4、V = 3）的表，各试几个序列。"""
+    tables = [(lm.random_joint(n_positions=3, vocab_size=4, seed=11), [(0, 1, 2), (3, 3, 0), (2, 0, 1)]),
+              (lm.random_joint(n_positions=3, vocab_size=3, seed=12), [(1, 2, 0), (2, 2, 2)])]
+    for joint, xs in tables:
+        V = joint.shape[0]
+        p1, p2, p3 = _conditional_tables(joint)
+        for x in xs:
+            x1, x2, x3 = x
+            args = [p1.clone(), p2.clone(), p3.clone()]
+            got = call(right_to_left_factors, *args, x)
+            expect(all(torch.equal(a, b) for a, b in zip(args, (p1, p2, p3))),
+                   "你的函数改动了传入的条件概率表；请不要原地修改参数（先复制，或者只用不改动原张量的运算）。")
+            try:
+                n_got = len(got)
+            except TypeError:
+                n_got = None
+            expect(n_got == 3, f"x = {x} 有 3 个位置，应返回 3 个条件概率，你返回了 {got!r}。")
+            got = [expect_number(g, f"x = {x} 的因子") for g in got]
+            left_to_right = [float(p1[x1]), float(p2[x1, x2]), float(p3[x1, x2, x3])]
+            if all(math.isclose(g, w, rel_tol=1e-6) for g, w in zip(got, left_to_right)):
+                fail(f"x = {x}：你返回的是从左到右的因子 [p(x1), p(x2 | x1), p(x3 | x1, x2)]，"
+                     "题目要的是从右往左的 [p(x3), p(x2 | x3), p(x1 | x2, x3)]。")
+            want = lm.chain_rule_factors(joint, x, order=[2, 1, 0])
+            p23, p123 = float(joint[:, x2, x3].sum()), float(joint[x])
+            if math.isclose(got[1], p23, rel_tol=1e-6) and not math.isclose(p23, want[1], rel_tol=1e-6):
+                fail(f"x = {x} 的第 2 个因子像是联合概率 p(x2, x3) = {p23:.6g}；条件概率还要再除以 p(x3)。")
+            if math.isclose(got[2], p123, rel_tol=1e-6) and not math.isclose(p123, want[2], rel_tol=1e-6):
+                fail(f"x = {x} 的第 3 个因子像是联合概率 p(x1, x2, x3) = {p123:.6g}；条件概率还要再除以 p(x2, x3)。")
+            unweighted = p3[:, :, x3]  # 条件概率本身，没有乘上 p(x1, x2)
+            if any(math.isclose(got[0], float(u), rel_tol=1e-6) for u in (unweighted.sum(), unweighted.mean())):
+                fail(f"x = {x}：求边缘概率时不能把条件概率直接加起来或平均，要先乘上作为条件的那些位置的概率"
+                     "（也就是先拼回联合概率），再求和。")
+            for k, (g, w) in enumerate(zip(got, want)):
+                expect_close(g, w, f"x = {x}（V = {V}）的第 {k + 1} 个因子")
+    return ("从右往左的三个因子都对。注意 p(x3) 要把 x1、x2 的全部 |V|² 种组合加起来：从左到右的模型给出“下一个字”"
+            "很便宜，给出“最后一个字”的分布却要对所有前缀求和。两种顺序一样精确，算起来却不一样贵。")
 
 
 @checker(
@@ -65,52 +134,96 @@ def check_perplexity(perplexity_from_probs):
     """学生函数 ``perplexity_from_probs(probs) -> float``，``probs`` 是所有位置的条件概率。"""
     cases = [[0.5, 0.5, 0.5], [0.9, 0.1], [0.25] * 8, _model(2).conditionals(corpus.EXAMPLE_SENTENCE, include_eos=True)]
     for probs in cases:
-        got = call(perplexity_from_probs, list(probs))
-        want = math.exp(-sum(math.log(p) for p in probs) / len(probs))
-        if got is not None and isinstance(got, (int, float)) and math.isclose(got, 1 / want, rel_tol=1e-6):
+        got = _as_float(call(perplexity_from_probs, list(probs)))
+        total = -sum(math.log(p) for p in probs)
+        want = math.exp(total / len(probs))
+        if _close(got, 1 / want):
             fail("你的结果是困惑度的倒数：别忘了平均对数概率前面的负号。")
+        if _close(got, math.exp(total)) and len(probs) > 1:
+            fail("你对对数概率求了和却没有取平均：困惑度要先除以 token 数，再取指数。")
         expect_close(got, want, f"probs = {[round(p, 3) for p in probs]} 的困惑度")
     return "困惑度是“平均每一步在多少个等可能的选项里犹豫”：每步概率都是 1/4 时困惑度恰好是 4。"
 
 
-def _cue_accuracy(model: lm.NGramLM, sentences) -> float:
-    """参考实现：「读过」「读完」里，p(过 | 前文) 与 p(完 | 前文) 严格更大的那个算作猜测（相等算猜错）。"""
-    hits = total = 0
+def _cue_outcomes(model: lm.NGramLM, sentences, *, ties_count: bool = False) -> list[bool]:
+    """每一处「读过」「读完」猜没猜对：p(过 | 前文) 与 p(完 | 前文) 严格更大的那个算作猜测，相等算猜错。"""
+    outcomes = []
     for s in sentences:
         for t in range(len(s) - 1):
             if s[t] == "读" and s[t + 1] in "过完":
                 p = {ch: model.prob(ch, s[: t + 1]) for ch in "过完"}
                 other = "完" if s[t + 1] == "过" else "过"
-                hits += p[s[t + 1]] > p[other]
-                total += 1
-    return hits / total
+                outcomes.append(p[s[t + 1]] >= p[other] if ties_count else p[s[t + 1]] > p[other])
+    return outcomes
+
+
+def _cue_accuracy(model: lm.NGramLM, sentences, *, ties_count: bool = False) -> float:
+    """参考实现：猜对的比例。"""
+    outcomes = _cue_outcomes(model, sentences, ties_count=ties_count)
+    return sum(outcomes) / len(outcomes)
+
+
+def _sign_test(a: int, b: int) -> float:
+    """两个模型在 a + b 处意见不同（a 处前者对、b 处后者对）。若两者其实一样好，每处分歧偏向谁各占一半：
+    分歧偏成这样或更偏（任一方向）的概率，即双侧的精确符号检验。"""
+    n = a + b
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(a, b) + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def _reading(p: float) -> str:
+    if p >= 0.2:
+        return "说明不了什么，完全可能是这次划分的偶然"
+    if p >= 0.01:
+        return "只是一个弱的信号"
+    return "是比较可靠的差别"
 
 
 @checker(
     "1.1.4",
     "「读过」还是「读完」：n-gram 能猜对几成",
-    objective="实测 n-gram 的上下文窗口能利用多远的线索：窗口太短看不见，太长又被稀疏拖累",
+    objective="实测 n-gram 的上下文窗口能利用多远的线索，并判断阶数之间的差别是信号还是噪声",
     difficulty=2,
     minutes=15,
 )
 def check_cue_accuracy(cue_accuracy, accuracy):
     """学生函数 ``cue_accuracy(model, sentences) -> float`` 与字典 ``accuracy = {n: 测试集上的准确率}``（n = 1…5）。"""
     _, test = corpus.train_test_split(corpus.book_corpus())
-    few = [s for s in test if "读过" in s or "读完" in s][:6] + ["他读完了。", "我读过，也读完了。"]
+    # 最后一句里有训练集没见过的字：三元模型在那里从没见过这个上下文，p(过) 与 p(完) 相等，应算猜错
+    few = [s for s in test if "读过" in s or "读完" in s][:6] + ["他读完了。", "我读过，也读完了。", "他龘读完了。"]
     for order in (2, 3):
-        got = call(cue_accuracy, _model(order), few)
-        expect_close(got, _cue_accuracy(_model(order), few), f"{order} 元模型在 {len(few)} 个小例子上的准确率")
+        got = _as_float(call(cue_accuracy, _model(order), few))
+        want = _cue_accuracy(_model(order), few)
+        if _close(got, _cue_accuracy(_model(order), few, ties_count=True)) and not _close(got, want):
+            fail(f"{order} 元模型在 {len(few)} 个小例子上：你把 p(过) 与 p(完) 相等的情况算成了猜对；题目规定相等算猜错。")
+        expect_close(got, want, f"{order} 元模型在 {len(few)} 个小例子上的准确率")
     expect(accuracy is not None, "还没有算 accuracy：写好函数后，把 accuracy 改成 n = 1～5 的字典。")
     expect(isinstance(accuracy, dict), f"accuracy 应是一个字典（键是阶数 n），你给的是 {type(accuracy).__name__}。")
     expect(set(accuracy) == {1, 2, 3, 4, 5}, f"accuracy 的键应是 1～5，你给的是 {sorted(accuracy)!r}。")
-    want = {n: _cue_accuracy(_model(n), test) for n in range(1, 6)}
+    outcomes = {n: _cue_outcomes(_model(n), test) for n in range(1, 6)}
+    total = len(outcomes[1])
+    want = {n: sum(o) / total for n, o in outcomes.items()}
     for n in range(1, 6):
-        if math.isclose(float(accuracy[n]), 1 - want[n], rel_tol=1e-9) and not math.isclose(want[n], 0.5):
-            fail(f"n = {n} 时你的结果是 {accuracy[n]:.3f}，正好是 1 − 正确答案：猜测和答案的比较方向反了。")
-        expect_close(accuracy[n], want[n], f"n = {n} 时测试集上的准确率")
-    best = max(want, key=want.get)
-    return (
-        "准确率：" + "，".join(f"n = {n}：{want[n]:.0%}" for n in want) + "。"
-        f"n ≤ 2 时模型在「读」之后看到的总是同样的东西，只能每次都猜同一个字；n = {best} 最好，"
-        "靠的是紧挨着的那个字；窗口再长，四字、五字的上下文太稀疏，准确率反而下降。"
-    )
+        got = expect_number(accuracy[n], f"accuracy[{n}]")
+        if math.isclose(got, 1 - want[n], rel_tol=1e-9) and not math.isclose(want[n], 0.5):
+            fail(f"n = {n} 时你的结果是 {got:.3f}，正好是 1 − 正确答案：猜测和答案的比较方向反了。")
+        expect_close(got, want[n], f"n = {n} 时测试集上的准确率")
+    hits = {n: sum(o) for n, o in outcomes.items()}
+    best = max(hits, key=hits.get)
+    parts = [
+        f"测试集里一共 {total} 处「读过」「读完」，猜对的处数："
+        + "，".join(f"n = {n}：{hits[n]}" for n in hits) + "。",
+        f"n ≤ 2 时模型在「读」之后看到的总是同样的东西，只能每次都猜同一个字；n = {best} 猜对的最多。",
+    ]
+    for n in (m for m in hits if m > best):
+        a = sum(x and not y for x, y in zip(outcomes[best], outcomes[n]))  # best 对、n 错
+        b = sum(y and not x for x, y in zip(outcomes[best], outcomes[n]))
+        p = _sign_test(a, b)
+        parts.append(
+            f"n = {n} 与 n = {best} 只在 {a + b} 处意见不同（{a} 处 n = {best} 对，{b} 处 n = {n} 对）；"
+            f"若两者其实一样好，分歧偏成这样或更偏的概率是 {p:.0%}，所以这 {hits[best] - hits[n]} 处的差距{_reading(p)}。"
+        )
+    parts.append("窗口加长被稀疏拖累，更可靠的证据是平均了测试集全部 token 的困惑度。")
+    return "".join(parts)

@@ -1,0 +1,193 @@
+"""第 1.1 节每个检查函数：错的答案被拒绝（说明点中错处），少见但正确的答案被接受。"""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import numpy as np
+import pytest
+import torch
+
+from seqlab import corpus, lm
+from seqlab.exercises import sec01
+
+
+@pytest.fixture(autouse=True)
+def _not_strict(monkeypatch):
+    monkeypatch.setenv("SEQLAB_STRICT_CHECKS", "0")  # 答错时返回 ❌ 而不是抛出
+
+
+def _rejected(result, *phrases: str) -> None:
+    assert not result.passed and not result.unfinished, result
+    for phrase in phrases:
+        assert phrase in result.message, result.message
+
+
+def _accepted(result) -> None:
+    assert result.passed, result
+
+
+# ---------------------------------------------------------------- 1.1.1
+def _log_prob_right(model, text):
+    return sum(math.log(model.prob(ch, text[:t])) for t, ch in enumerate(text))
+
+
+def test_1_1_1_accepts_a_product_then_log_a_tensor_and_list_contexts():
+    def via_product(model, text):  # 先乘再取 log：句子短，不会下溢
+        return torch.tensor(math.prod(model.prob(ch, list(text[:t])) for t, ch in enumerate(text))).log()
+
+    _accepted(sec01.check_sentence_log_prob(via_product))
+    _accepted(sec01.check_sentence_log_prob(lambda model, text: np.float64(_log_prob_right(model, text))))
+
+
+@pytest.mark.parametrize(
+    ("answer", "phrase"),
+    [
+        (lambda model, text: math.exp(_log_prob_right(model, text)), "概率本身"),
+        (lambda model, text: _log_prob_right(model, text) + math.log(model.prob(lm.EOS, text)), "句尾"),
+        (lambda model, text: sum(math.log(model.prob(ch, text[: t + 1])) for t, ch in enumerate(text)), "text[:t]"),
+        # 前文只取最后两个字：三元模型上碰巧对，四元模型上错
+        (lambda model, text: sum(math.log(model.prob(ch, text[max(0, t - 2) : t])) for t, ch in enumerate(text)),
+         "4 元模型"),
+        (lambda model, text: model.log_prob(text), "AttributeError"),  # 只有 prob 可用
+    ],
+    ids=["probability", "eos", "off_by_one", "last_two_only", "log_prob_shortcut"],
+)
+def test_1_1_1_rejects(answer, phrase):
+    _rejected(sec01.check_sentence_log_prob(answer), phrase)
+
+
+# ---------------------------------------------------------------- 1.1.2
+def _joint(p1, p2, p3):
+    return p1[:, None, None] * p2[:, :, None] * p3
+
+
+def _r2l(p1, p2, p3, x):
+    x1, x2, x3 = x
+    j = _joint(p1, p2, p3)
+    return [float(j[:, :, x3].sum()), float(j[:, x2, x3].sum() / j[:, :, x3].sum()),
+            float(j[x1, x2, x3] / j[:, x2, x3].sum())]
+
+
+def test_1_1_2_accepts_bayes_with_einsum_a_tensor_result_and_the_library():
+    def bayes(p1, p2, p3, x):  # 不拼整张联合表：p(x1 | x2, x3) 用贝叶斯公式
+        x1, x2, x3 = x
+        w = p1 * p2[:, x2] * p3[:, x2, x3]  # w[a] = p(x1=a, x2, x3)
+        p_3 = torch.einsum("a,ab,ab->", p1, p2, p3[:, :, x3])
+        return torch.stack([p_3, w.sum() / p_3, w[x1] / w.sum()])
+
+    def library(p1, p2, p3, x):
+        return tuple(lm.chain_rule_factors(_joint(p1, p2, p3), x, order=[2, 1, 0]))
+
+    _accepted(sec01.check_right_to_left(bayes))
+    _accepted(sec01.check_right_to_left(library))
+
+
+def _in_place(p1, p2, p3, x):
+    p3.mul_(p2[:, :, None]).mul_(p1[:, None, None])  # 把 p3 原地改成联合表
+    x1, x2, x3 = x
+    return [float(p3[:, :, x3].sum()), float(p3[:, x2, x3].sum() / p3[:, :, x3].sum()),
+            float(p3[x1, x2, x3] / p3[:, x2, x3].sum())]
+
+
+@pytest.mark.parametrize(
+    ("answer", "phrase"),
+    [
+        (lambda p1, p2, p3, x: [float(p1[x[0]]), float(p2[x[0], x[1]]), float(p3[x])], "从左到右"),
+        (lambda p1, p2, p3, x: [_r2l(p1, p2, p3, x)[0], float(_joint(p1, p2, p3)[:, x[1], x[2]].sum()),
+                                _r2l(p1, p2, p3, x)[2]], "p(x2, x3)"),
+        (lambda p1, p2, p3, x: [float(p3[:, :, x[2]].sum())] + _r2l(p1, p2, p3, x)[1:], "直接加起来"),
+        (_in_place, "改动了传入"),
+        (lambda p1, p2, p3, x: _r2l(p1, p2, p3, x)[:2], "3 个条件概率"),
+        # 写死 V = 4：第二张 V = 3 的表上出错
+        (lambda p1, p2, p3, x: _r2l(p1, p2, p3, x) if p1.shape[0] == 4 else [0.25, 0.25, 0.25], "V = 3"),
+    ],
+    ids=["left_to_right", "joint_not_conditional", "unweighted_sum", "in_place", "two_factors", "fixed_size"],
+)
+def test_1_1_2_rejects(answer, phrase):
+    _rejected(sec01.check_right_to_left(answer), phrase)
+
+
+# ---------------------------------------------------------------- 1.1.3
+def test_1_1_3_accepts_base_two_and_a_geometric_mean():
+    _accepted(sec01.check_perplexity(lambda probs: 2 ** (-statistics.fmean(math.log2(p) for p in probs))))
+    _accepted(sec01.check_perplexity(lambda probs: 1 / statistics.geometric_mean(probs)))
+    _accepted(sec01.check_perplexity(lambda probs: torch.tensor(probs, dtype=torch.float64).log().mean().neg().exp()))
+
+
+@pytest.mark.parametrize(
+    ("answer", "phrase"),
+    [
+        (lambda probs: math.exp(sum(math.log(p) for p in probs) / len(probs)), "倒数"),
+        (lambda probs: math.exp(-sum(math.log(p) for p in probs)), "取平均"),
+        (lambda probs: 1 / statistics.fmean(probs), "困惑度应为"),  # 概率的算术平均不是几何平均
+    ],
+    ids=["reciprocal", "sum_not_mean", "arithmetic_mean"],
+)
+def test_1_1_3_rejects(answer, phrase):
+    _rejected(sec01.check_perplexity(answer), phrase)
+
+
+# ---------------------------------------------------------------- 1.1.4
+def _outcomes(model, sentences, ties_count=False):
+    out = []
+    for s in sentences:
+        for t, ch in enumerate(s[:-1]):
+            if ch == "读" and s[t + 1] in "过完":
+                right, wrong = model.prob(s[t + 1], s[: t + 1]), model.prob("完" if s[t + 1] == "过" else "过", s[: t + 1])
+                out.append(right >= wrong if ties_count else right > wrong)
+    return out
+
+
+def _test_sentences():
+    return corpus.train_test_split(corpus.book_corpus())[1]
+
+
+def test_1_1_4_accepts_a_regex_version_and_fractions_as_numpy_numbers():
+    import re
+
+    def by_regex(model, sentences):
+        found = [(s, m.start()) for s in sentences for m in re.finditer("读(?=[过完])", s)]
+        hits = [model.prob(s[i + 1], s[: i + 1]) > model.prob("过完".replace(s[i + 1], ""), s[: i + 1])
+                for s, i in found]
+        return np.mean(hits)
+
+    accuracy = {n: np.float32(by_regex(lm.book_model(n), _test_sentences())) for n in range(5, 0, -1)}
+    result = sec01.check_cue_accuracy(by_regex, accuracy)
+    _accepted(result)
+    assert "概率是 50%" in result.message  # 三元对四元：2 处分歧，p = 1/2
+    assert "只是一个弱的信号" in result.message  # 三元对五元：6 处分歧全偏向三元，p = 1/32
+
+
+def _right(model, sentences):
+    o = _outcomes(model, sentences)
+    return sum(o) / len(o)
+
+
+@pytest.mark.parametrize(
+    ("answer", "accuracy", "phrase"),
+    [
+        (lambda m, s: sum(_outcomes(m, s, ties_count=True)) / len(_outcomes(m, s)), None, "相等"),
+        (_right, "later", "还没有算 accuracy"),
+        (_right, "flipped", "比较方向反了"),
+        (_right, "wrong_keys", "键应是 1～5"),
+        (lambda m, s: 1.0, None, "准确率应为"),  # 前文里放进了「过」「完」本身
+    ],
+    ids=["ties_as_hits", "no_dict", "flipped", "keys", "peeking"],
+)
+def test_1_1_4_rejects(answer, accuracy, phrase):
+    test = _test_sentences()
+    right = {n: _right(lm.book_model(n), test) for n in range(1, 6)}
+    accuracy = {
+        None: right, "later": None, "flipped": {n: 1 - a for n, a in right.items()},
+        "wrong_keys": {n - 1: a for n, a in right.items()},
+    }[accuracy]
+    _rejected(sec01.check_cue_accuracy(answer, accuracy), phrase)
+
+
+def test_sign_test_is_the_exact_two_sided_binomial():
+    assert sec01._sign_test(2, 0) == 0.5
+    assert sec01._sign_test(0, 6) == 2 / 64
+    assert sec01._sign_test(3, 3) == 1.0
+    assert math.isclose(sec01._sign_test(7, 30), 2 * sum(math.comb(37, i) for i in range(8)) / 2**37)
