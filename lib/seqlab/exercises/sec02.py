@@ -6,9 +6,11 @@ import torch
 from torch import nn
 
 from seqlab import corpus
-from seqlab.exercises import call, checker, expect, expect_close, expect_tensor, fail
+from seqlab.exercises import call, call_tracing_torch, checker, expect, expect_close, expect_tensor, fail
 
-UNK = "<unk>"
+PAD, UNK = "<pad>", "<unk>"
+ONE_HOT_BYPASS = ("embedding", "embedding_bag", "gather", "index_select", "take", "take_along_dim")
+AUTOGRAD = ("backward", "grad", "vjp", "jacrev", "jacfwd", "jacobian")
 
 
 @checker(
@@ -19,20 +21,22 @@ UNK = "<unk>"
     minutes=10,
 )
 def check_vocab(build_vocab, encode, decode):
-    """``build_vocab(sentences) -> list[str]``（``itos[0] == "<unk>"``，其余每个字出现一次，
-    按第一次出现的顺序）；``encode(text, itos) -> list[int]``（没见过的字编成 0）；
-    ``decode(ids, itos) -> str``。"""
+    """``build_vocab(sentences) -> list[str]``（``itos[0] == "<pad>"``、``itos[1] == "<unk>"``，其余每个字出现一次，
+    按第一次出现的顺序）；``encode(text, itos) -> list[int]``（没见过的字编成 1）；``decode(ids, itos) -> str``。"""
     sentences = list(corpus.book_corpus()[:100])
     itos = call(build_vocab, sentences)
     expect(isinstance(itos, list), f"build_vocab 应返回一个列表（下标就是 ID），你返回了 {type(itos).__name__}。")
-    expect(len(itos) > 0 and itos[0] == UNK, f"ID 0 应当留给 {UNK}，你的 itos[0] 是 {itos[:1]!r}。")
+    expect(
+        itos[:2] == [PAD, UNK],
+        f"和本书的词表一样，ID 0 留给 {PAD}、ID 1 留给 {UNK}；你的前两项是 {itos[:2]!r}。",
+    )
     chars = list(dict.fromkeys(ch for s in sentences for ch in s))
     expect(len(set(itos)) == len(itos), "词表里有重复的 token：每个字只能占一个 ID。")
     expect(
-        len(itos) == 1 + len(chars),
-        f"这 100 句话里共有 {len(chars)} 个不同的字，加上 {UNK} 词表应有 {1 + len(chars)} 项，你的有 {len(itos)} 项。",
+        len(itos) == 2 + len(chars),
+        f"这 100 句话里共有 {len(chars)} 个不同的字，加上两个特殊 token，词表应有 {2 + len(chars)} 项，你的有 {len(itos)} 项。",
     )
-    expect(itos[1:] == chars, "除 <unk> 外，请按每个字第一次出现的顺序排列（提示：dict.fromkeys 能保序去重）。")
+    expect(itos[2:] == chars, "特殊 token 之后，请按每个字第一次出现的顺序排列（提示：dict.fromkeys 能保序去重）。")
     for s in sentences[:20]:
         ids = call(encode, s, itos)
         expect(isinstance(ids, list) and len(ids) == len(s), f"「{s}」有 {len(s)} 个字，应编码成 {len(s)} 个 ID。")
@@ -40,7 +44,8 @@ def check_vocab(build_vocab, encode, decode):
         back = call(decode, ids, itos)
         expect(back == s, f"往返失败：「{s}」编码再解码得到「{back}」。")
     ids = call(encode, "鲲鹏读书", itos)
-    expect(ids[:2] == [0, 0], f"「鲲」「鹏」不在词表里，应编码成 0（{UNK}），你得到 {ids[:2]}。")
+    expect(isinstance(ids, list) and len(ids) == 4, f"「鲲鹏读书」有 4 个字，应编码成 4 个 ID，你得到 {ids!r}。")
+    expect(ids[:2] == [1, 1], f"「鲲」「鹏」不在词表里，应编码成 1（{UNK}），你得到 {ids[:2]}。")
     back = call(decode, ids, itos)
     expect(back == f"{UNK}{UNK}读书", f"解码 {ids} 应得到「{UNK}{UNK}读书」，你得到「{back}」。")
     return "往返成功。注意「鲲鹏」回不来了：封闭词表丢掉的信息，解码也找不回——字节级 BPE 正是为此而设计。"
@@ -54,25 +59,47 @@ def check_vocab(build_vocab, encode, decode):
     minutes=8,
 )
 def check_lookup(lookup_rows, lookup_onehot):
-    """``lookup_rows(E, ids)`` 用索引，``lookup_onehot(E, ids)`` 先造 one-hot 再乘 ``E``；
-    ``E (V, d)``，``ids (…)`` 整数张量 → ``(…, d)``。"""
+    """``lookup_rows(E, ids)`` 用索引，``lookup_onehot(E, ids)`` 先造稠密的 one-hot 再乘 ``E``；
+    ``E (V, d)``，``ids (…)`` 整数张量 → ``(…, d)``。
+
+    “真的乘了”怎么看出来：表里放一个 ``inf``，放在这次没有查到的那一行。按行索引根本不读那一行，结果照常；
+    稠密的 one-hot 乘法把每一行都乘一遍，``0 × inf = nan`` 会出现在结果里。
+    """
     g = torch.Generator().manual_seed(7)
     E = torch.randn(40, 6, generator=g)
     for ids in (torch.tensor([3, 0, 39, 3]), torch.randint(0, 40, (2, 5), generator=g)):
         want = E[ids]
         for name, fn in (("lookup_rows", lookup_rows), ("lookup_onehot", lookup_onehot)):
-            got = call(fn, E, ids)
+            got, trace = call_tracing_torch(fn, E.clone(), ids.clone())
             expect_tensor(got, name)
             expect(
                 tuple(got.shape) == tuple(want.shape),
                 f"ids 形状 {tuple(ids.shape)} 时 {name} 的结果形状应为 {tuple(want.shape)}，你的是 {tuple(got.shape)}。",
             )
-            expect(torch.allclose(got.float(), want, atol=1e-5), f"{name} 的数值与 E[ids] 不一致。")
-    E_grad = E.clone().requires_grad_(True)
-    out = call(lookup_onehot, E_grad, torch.tensor([1, 2]))
+            expect(torch.allclose(got.double(), want.double(), atol=1e-5), f"{name} 的数值与 E[ids] 不一致。")
+            if name == "lookup_onehot":
+                bypass = trace.used(*ONE_HOT_BYPASS)
+                expect(
+                    not bypass,
+                    f"lookup_onehot 调用了 {'、'.join(bypass)}：这是按 ID 直接取行，不是 one-hot 乘法。"
+                    "请先造出 one-hot 行向量 u_i（长度 V），再与 E 相乘。",
+                )
+    ids = torch.tensor([[1, 2, 5], [3, 1, 0]])
+    E_inf = E.clone()
+    E_inf[17, 2] = float("inf")  # 第 17 行这次没有被查到
+    rows = call(lookup_rows, E_inf.clone(), ids)
+    expect_tensor(rows, "lookup_rows")
     expect(
-        out.grad_fn is not None and "Index" not in type(out.grad_fn).__name__,
-        "lookup_onehot 看起来直接做了索引：请先用 one-hot 行向量 u_i（长度 V）再乘 E。",
+        tuple(rows.shape) == (2, 3, 6) and torch.equal(rows.double(), E_inf[ids].double()),
+        "lookup_rows 的结果受到了一个没有被查到的行的影响：按行索引只应读取 ids 里的那几行。",
+    )
+    out = call(lookup_onehot, E_inf.clone(), ids)
+    expect_tensor(out, "lookup_onehot")
+    expect(
+        tuple(out.shape) == (2, 3, 6) and bool(out[..., 2].isnan().all()),
+        "把 E 的第 17 行（这次没有被查到）的一个元素换成 inf 之后，lookup_onehot 的结果没有变成 nan："
+        "稠密的 one-hot 乘法会把 E 的每一行都乘一遍（0 × inf = nan），你的函数看来没有这样做。"
+        "请用稠密的 one-hot 矩阵（不要用稀疏矩阵）与 E 相乘。",
     )
     return "两种写法给出同一个向量；但 one-hot 乘法要造 n×V 的矩阵、做 n·V·d 次乘加，索引只需拷贝 n 行。"
 
@@ -119,28 +146,54 @@ def check_embedding_share(embedding_share, shares):
             "词表大小是参数量里最容易被忽略的一项。")
 
 
+def _embedding_grad(ids: torch.Tensor, G: torch.Tensor, V: int, padding_idx: int | None) -> torch.Tensor:
+    """参考：``nn.Embedding(V, d, padding_idx=…)`` 在 ``ids`` 上前向、以 ``G`` 为上游梯度反传后的 ``weight.grad``。"""
+    emb = nn.Embedding(V, G.shape[-1], padding_idx=padding_idx, dtype=G.dtype)
+    emb(ids).backward(G)
+    assert emb.weight.grad is not None
+    return emb.weight.grad
+
+
 @checker(
     "1.2.4",
-    "哪些行会得到梯度",
-    objective="说明一次反向传播后只有本批出现过的 token 对应的行有梯度（padding 行除外）",
+    "推导 Embedding 表的梯度",
+    objective="从 X[t,:] = E[x_t,:] 推出 ∂L/∂E：只有本批出现过的行有梯度，重复的 token 梯度相加，padding 行为零",
     difficulty=2,
-    minutes=10,
+    minutes=15,
 )
-def check_grad_rows(rows_with_gradient):
-    """``rows_with_gradient(ids, padding_idx) -> list[int]``：预测 ``nn.Embedding(V, d, padding_idx=…)``
-    在 ``ids`` 上做一次前向和反向之后，``weight.grad`` 里不全为零的行号（升序）。"""
-    cases = [([[4, 2, 2], [7, 0, 0]], 0), ([[1, 1, 1]], 0), ([[5, 9, 3, 5]], 3), ([[0, 8], [8, 6]], 6)]
-    for ids, pad in cases:
-        torch.manual_seed(0)
-        emb = nn.Embedding(12, 3, padding_idx=pad)
-        (emb(torch.tensor(ids)) ** 2).sum().backward()
-        want = torch.nonzero(emb.weight.grad.abs().sum(1)).flatten().tolist()
-        got = call(rows_with_gradient, ids, pad)
-        expect(isinstance(got, list), f"应返回行号的列表，你返回了 {type(got).__name__}。")
-        got = [int(i) for i in got]
-        if pad in got:
-            fail(f"ids = {ids}、padding_idx = {pad}：padding 行不会得到梯度——nn.Embedding 特意把它的梯度置零。")
-        if sorted(set(got)) == want and got != want:
-            fail(f"行号集合对了，但请去重并升序排列：应为 {want}，你给的是 {got}。")
-        expect(got == want, f"ids = {ids}、padding_idx = {pad} 时有梯度的行应为 {want}，你给的是 {got}。")
-    return "只有本批出现过的行有梯度：一个 token 出现多次，它那一行的梯度是各次之和；没出现的行这一步梯度为零。"
+def check_embedding_grad(embedding_grad):
+    """``embedding_grad(ids, G, V, padding_idx) -> (V, d)``：不用自动求导，由上游梯度 ``G = ∂L/∂X``
+    （形状 ``ids.shape + (d,)``）算出 ``∂L/∂E``，与 ``nn.Embedding(V, d, padding_idx=…)`` 反传后的 ``weight.grad`` 相同。"""
+    g = torch.Generator().manual_seed(24)
+    cases = [([[4, 2, 2], [7, 0, 0]], 12, 3, 0), ([[1, 1, 1]], 6, 2, None), ([[5, 9, 3, 5]], 10, 4, 3),
+             ([[0, 8], [8, 6]], 9, 5, 6), ([2, 2, 7, 1, 2], 8, 3, None)]
+    for ids_list, V, d, pad in cases:
+        ids = torch.tensor(ids_list)
+        G = torch.randn(*ids.shape, d, generator=g)
+        want = _embedding_grad(ids, G, V, pad)
+        ids_in, G_in = ids.clone(), G.clone()
+        got, trace = call_tracing_torch(embedding_grad, ids_in, G_in, V, pad)
+        autograd = trace.used(*AUTOGRAD)
+        expect(
+            not autograd,
+            f"你的函数调用了 {'、'.join(autograd)}：这道题要你自己推出梯度，不要让自动求导代劳。",
+        )
+        expect(torch.equal(ids_in, ids) and torch.equal(G_in, G), "你的函数改动了传进来的 ids 或 G：请不要原地修改它们。")
+        got = expect_tensor(got, "∂L/∂E")
+        where = f"ids = {ids_list}、V = {V}、padding_idx = {pad}"
+        expect(tuple(got.shape) == (V, d), f"{where} 时 ∂L/∂E 的形状应是 ({V}, {d})，与 E 相同；你的是 {tuple(got.shape)}。")
+        got, want = got.detach().double(), want.double()
+        if torch.allclose(got, want, atol=1e-5, rtol=1e-5):
+            continue
+        wrong = [i for i in range(V) if not torch.allclose(got[i], want[i], atol=1e-5, rtol=1e-5)]
+        if pad in wrong:
+            fail(f"{where}：padding 行（第 {pad} 行）的梯度应为零——nn.Embedding 特意不让补齐的位置更新那一行。")
+        flat_ids, flat_G = ids.reshape(-1), G.reshape(-1, d).double()
+        repeated = [i for i in wrong if int((flat_ids == i).sum()) > 1]
+        if repeated and any(torch.allclose(got[i], flat_G[t], atol=1e-5) for i in repeated
+                            for t in torch.nonzero(flat_ids == i).flatten().tolist()):
+            fail(f"{where}：第 {repeated[0]} 行的 ID 出现了不止一次，它的梯度应是这几个位置上 G 的和；"
+                 "你的结果只留下了其中一个位置的 G（按下标赋值会覆盖，不会累加）。")
+        fail(f"{where} 时 ∂L/∂E 有 {len(wrong)} 行不对（第 {wrong[:6]} 行）。第 i 行应是所有 ID 为 i 的位置上 G 的和。")
+    return ("∂L/∂E = UᵀG：第 i 行是所有 ID 为 i 的位置上 G 的和。没出现的行为零，出现几次就加几次，"
+            "padding 行被 PyTorch 特意置零——index_add_ 就是不造 U 的 UᵀG。")

@@ -1,0 +1,255 @@
+"""第 1.2 节练习的检查：每个检查至少拒绝一个错误答案，并接受一个不寻常但正确的答案。"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from seqlab import embedding
+from seqlab.exercises import sec02
+
+
+@pytest.fixture(autouse=True)
+def _lenient(monkeypatch):
+    monkeypatch.delenv("SEQLAB_STRICT_CHECKS", raising=False)  # 答错时返回 ❌，而不是抛出
+
+
+def _rejected(result, *words: str) -> None:
+    assert not result.passed and not result.unfinished, result
+    for word in words:
+        assert word in result.message, result.message
+
+
+# ---------------------------------------------------------------- 1.2.1 词表
+def _build(sentences):
+    return ["<pad>", "<unk>", *dict.fromkeys(ch for s in sentences for ch in s)]
+
+
+def _encode(text, itos):
+    stoi = {t: i for i, t in enumerate(itos)}
+    return [stoi.get(ch, 1) for ch in text]
+
+
+def _decode(ids, itos):
+    return "".join(itos[i] for i in ids)
+
+
+def test_vocab_accepts_the_reference_and_an_unusual_right_answer():
+    assert sec02.check_vocab(_build, _encode, _decode).passed
+
+    def build_by_loop(sentences):  # 逐字检查“见过没有”，不用 dict.fromkeys
+        itos, seen = ["<pad>", "<unk>"], set()
+        for s in sentences:
+            for ch in s:
+                if ch not in seen:
+                    seen.add(ch)
+                    itos.append(ch)
+        return itos
+
+    def encode_by_index(text, itos):  # 用 list.index 查，慢但对
+        return [itos.index(ch) if ch in itos[2:] else 1 for ch in text]
+
+    def decode_via_join_map(ids, itos):
+        return "".join(map(itos.__getitem__, ids))
+
+    assert sec02.check_vocab(build_by_loop, encode_by_index, decode_via_join_map).passed
+
+
+def test_vocab_rejects_unk_at_zero_and_unordered_vocab():
+    def unk_first(sentences):  # 旧的约定：<unk> 占 0 号，没有 <pad>
+        return ["<unk>", *dict.fromkeys(ch for s in sentences for ch in s)]
+
+    _rejected(sec02.check_vocab(unk_first, _encode, _decode), "<pad>")
+
+    def sorted_vocab(sentences):
+        return ["<pad>", "<unk>", *sorted({ch for s in sentences for ch in s})]
+
+    _rejected(sec02.check_vocab(sorted_vocab, _encode, _decode), "第一次出现")
+
+    def encode_unknown_as_zero(text, itos):
+        stoi = {t: i for i, t in enumerate(itos)}
+        return [stoi.get(ch, 0) for ch in text]
+
+    _rejected(sec02.check_vocab(_build, encode_unknown_as_zero, _decode), "编码成 1")
+
+
+# ---------------------------------------------------------------- 1.2.2 两种查表
+def _rows(E, ids):
+    return E[ids]
+
+
+def _onehot(E, ids):
+    return F.one_hot(ids, E.shape[0]).to(E.dtype) @ E
+
+
+def test_lookup_accepts_unusual_right_answers():
+    assert sec02.check_lookup(_rows, _onehot).passed
+
+    def rows_by_index_select(E, ids):
+        return E.index_select(0, ids.reshape(-1)).reshape(*ids.shape, E.shape[1])
+
+    def onehot_by_eye_and_einsum(E, ids):  # 单位矩阵的行就是 one-hot；乘法用 einsum
+        return torch.einsum("...v,vd->...d", torch.eye(E.shape[0], dtype=E.dtype)[ids], E)
+
+    def onehot_by_broadcast_sum(E, ids):  # 逐元素相乘再求和，也是 u_i E
+        u = torch.zeros(*ids.shape, E.shape[0], dtype=E.dtype).scatter_(-1, ids.unsqueeze(-1), 1.0)
+        return (u.unsqueeze(-1) * E).sum(-2)
+
+    assert sec02.check_lookup(rows_by_index_select, onehot_by_eye_and_einsum).passed
+    assert sec02.check_lookup(lambda E, ids: F.embedding(ids, E), onehot_by_broadcast_sum).passed
+
+
+@pytest.mark.parametrize(
+    "onehot, word",
+    [
+        (lambda E, ids: F.embedding(ids, E), "embedding"),
+        (lambda E, ids: E.gather(0, ids.reshape(-1, 1).expand(-1, E.shape[1])).reshape(*ids.shape, -1), "gather"),
+        (lambda E, ids: E[ids] * 1.0, "inf"),  # 直接索引，乘 1 只是装样子
+        (lambda E, ids: torch.sparse.mm(F.one_hot(ids.reshape(-1), E.shape[0]).to(E.dtype).to_sparse(), E)
+         .reshape(*ids.shape, -1), "稀疏"),
+    ],
+    ids=["F.embedding", "gather", "index-times-one", "sparse"],
+)
+def test_lookup_rejects_onehot_that_only_indexes(onehot, word):
+    _rejected(sec02.check_lookup(_rows, onehot), word)
+
+
+def test_lookup_rejects_rows_that_read_the_whole_table():
+    _rejected(sec02.check_lookup(_onehot, _onehot), "lookup_rows")
+
+
+# ---------------------------------------------------------------- 1.2.3 参数占比
+def _share(model):
+    tables = [m for m in model.modules() if isinstance(m, (embedding.Embedding, nn.Embedding))]
+    return sum(p.numel() for m in tables for p in m.parameters(recurse=False)), sum(p.numel() for p in model.parameters())
+
+
+def _shares(fn):
+    from seqlab import train
+
+    models = {"本节的模型": train.load("embedding").model, "V = 50257": embedding.MaskedWordModel(50257, 32, 2)}
+    return {name: (lambda n: n[0] / n[1])(fn(m)) for name, m in models.items()}
+
+
+def test_share_accepts_an_unusual_right_answer():
+    assert sec02.check_embedding_share(_share, _shares(_share)).passed
+
+    def share_by_identity(model):  # 按张量的 id 去重，再看它属不属于某个 Embedding
+        table_ids = {id(p) for m in model.modules() if isinstance(m, (embedding.Embedding, nn.Embedding))
+                     for p in m.parameters(recurse=False)}
+        unique = {id(p): p for _, p in model.named_parameters(remove_duplicate=False)}
+        return (sum(p.numel() for k, p in unique.items() if k in table_ids), sum(p.numel() for p in unique.values()))
+
+    assert sec02.check_embedding_share(share_by_identity, _shares(share_by_identity)).passed
+
+
+def test_share_rejects_double_counting_tied_weights_and_missing_tables():
+    def from_state_dict(model):  # state_dict 把共享的权重列两次
+        n_all = sum(t.numel() for t in model.state_dict().values())
+        return _share(model)[0], n_all
+
+    _rejected(sec02.check_embedding_share(from_state_dict, None), "两次")
+
+    def only_nn_embedding(model):
+        return sum(m.weight.numel() for m in model.modules() if isinstance(m, nn.Embedding)), _share(model)[1]
+
+    _rejected(sec02.check_embedding_share(only_nn_embedding, None), "Embedding 参数个数")
+    wrong_shares = {name: share * 0.5 for name, share in _shares(_share).items()}
+    _rejected(sec02.check_embedding_share(_share, wrong_shares), "比例")
+
+
+# ---------------------------------------------------------------- 1.2.4 Embedding 表的梯度
+def _grad_index_add(ids, G, V, padding_idx):
+    d = G.shape[-1]
+    grad = torch.zeros(V, d, dtype=G.dtype).index_add_(0, ids.reshape(-1), G.reshape(-1, d))
+    if padding_idx is not None:
+        grad[padding_idx] = 0
+    return grad
+
+
+def test_embedding_grad_accepts_unusual_right_answers():
+    assert sec02.check_embedding_grad(_grad_index_add).passed
+
+    def by_one_hot(ids, G, V, padding_idx):  # 真的造出 U，再算 UᵀG
+        U = F.one_hot(ids.reshape(-1), V).to(torch.float64)
+        if padding_idx is not None:
+            U[:, padding_idx] = 0
+        return U.T @ G.reshape(-1, G.shape[-1]).double()
+
+    def by_python_loop(ids, G, V, padding_idx):
+        grad = [[0.0] * G.shape[-1] for _ in range(V)]
+        for i, g in zip(ids.reshape(-1).tolist(), G.reshape(-1, G.shape[-1]).tolist()):
+            if i != padding_idx:
+                grad[i] = [a + b for a, b in zip(grad[i], g)]
+        return torch.tensor(grad)
+
+    def by_index_put_accumulate(ids, G, V, padding_idx):
+        keep = ids.reshape(-1) != (-1 if padding_idx is None else padding_idx)
+        grad = torch.zeros(V, G.shape[-1])
+        return grad.index_put_((ids.reshape(-1)[keep],), G.reshape(-1, G.shape[-1])[keep], accumulate=True)
+
+    for fn in (by_one_hot, by_python_loop, by_index_put_accumulate):
+        assert sec02.check_embedding_grad(fn).passed, fn.__name__
+
+
+def test_embedding_grad_rejects_autograd_overwriting_and_padding():
+    def with_autograd(ids, G, V, padding_idx):
+        emb = nn.Embedding(V, G.shape[-1], padding_idx=padding_idx)
+        emb(ids).backward(G)
+        return emb.weight.grad
+
+    _rejected(sec02.check_embedding_grad(with_autograd), "backward")
+
+    def with_autograd_grad(ids, G, V, padding_idx):
+        E = torch.zeros(V, G.shape[-1], requires_grad=True)
+        (grad,) = torch.autograd.grad((E[ids] * G).sum(), E)
+        if padding_idx is not None:
+            grad[padding_idx] = 0
+        return grad
+
+    _rejected(sec02.check_embedding_grad(with_autograd_grad), "grad")
+
+    def overwriting(ids, G, V, padding_idx):  # 按下标赋值：重复的 ID 只留下一个位置的 G
+        grad = torch.zeros(V, G.shape[-1])
+        grad[ids.reshape(-1)] = G.reshape(-1, G.shape[-1])
+        if padding_idx is not None:
+            grad[padding_idx] = 0
+        return grad
+
+    _rejected(sec02.check_embedding_grad(overwriting), "覆盖")
+
+    def forgets_padding(ids, G, V, padding_idx):
+        return _grad_index_add(ids, G, V, None)
+
+    _rejected(sec02.check_embedding_grad(forgets_padding), "padding")
+
+    def rows_only(ids, G, V, padding_idx):  # 旧练习的答案：只报行号
+        return sorted(set(ids.reshape(-1).tolist()) - {padding_idx})
+
+    _rejected(sec02.check_embedding_grad(rows_only), "Tensor")
+
+    def transposed(ids, G, V, padding_idx):
+        return _grad_index_add(ids, G, V, padding_idx).T
+
+    _rejected(sec02.check_embedding_grad(transposed), "形状")
+
+
+# ---------------------------------------------------------------- 自测题里关于词表的说法
+def test_quiz_claims_about_the_vocabulary_hold_for_the_checkpoint():
+    """自测题 1.2 第 2 题说：「北京」「武汉」的 ID 只差 2，两者在语料里一样多，「北京」另一侧挨着的不是城市。"""
+    from collections import Counter
+
+    from seqlab import corpus, quiz, tokenize, train
+
+    question = quiz.questions("1.2")[1]
+    assert "只差 2" in question["question"] and "一样多" in question["answers"][1]["feedback"]
+    vocab = embedding.checkpoint_vocab(train.load("embedding").config)
+    beijing, wuhan = vocab.stoi["北京"], vocab.stoi["武汉"]
+    assert wuhan - beijing == 2
+    counts = Counter(t for s in corpus.book_corpus() for t in tokenize.segment(s))
+    assert counts["北京"] == counts["武汉"]
+    cities = {"北京", "上海", "广州", "深圳", "杭州", "南京", "武汉", "成都", "西安", "重庆", "天津"}
+    assert vocab.itos[beijing - 1] not in cities
+
