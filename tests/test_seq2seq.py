@@ -8,7 +8,6 @@ import torch
 
 from seqlab import measure, seq2seq, train
 from seqlab.corpus import translation as task
-from seqlab.exercises import sec04
 from seqlab.train import CHECKPOINT_DIR, RECIPES, translation
 
 
@@ -129,46 +128,7 @@ def test_fixed_context_checkpoints_degrade_with_length(fresh):
         assert long <= sum(attn[n] for n in range(20, 25)) / 5 - 0.2, (name, acc)
 
 
-# ---------------------------------------------------------------- 练习检查：答案通过、起始代码失败
-def _additive(s_prev, H, W_s, W_h, v_a):
-    return torch.tanh(W_s @ s_prev + H @ W_h.T) @ v_a
-
-
-def _context(e, H):
-    alpha = torch.exp(e - e.max()) / torch.exp(e - e.max()).sum()
-    return alpha, alpha @ H
-
-
-def _uniform(e):
-    return torch.full_like(e, 1 / e.shape[-1])
-
-
-def _dot(s_prev, H, W):
-    return H @ (W @ s_prev)
-
-
-def _todo(*args):
-    raise NotImplementedError
-
-
-def test_exercise_checks_pass_on_solutions_and_fail_on_starters():
-    assert sec04.check_additive_scores(_additive)
-    assert sec04.check_context(_context)
-    assert sec04.check_uniform(_uniform, "B")
-    assert sec04.check_dot_scores(_dot)
-    assert not sec04.check_additive_scores(_todo)
-    assert not sec04.check_context(_todo)
-    assert not sec04.check_uniform(_todo, None)
-    assert not sec04.check_dot_scores(None)
-
-
-def test_exercise_checks_teach_on_typical_mistakes():
-    naive = sec04.check_context(lambda e, H: (torch.exp(e) / torch.exp(e).sum(), torch.exp(e) / torch.exp(e).sum() @ H))
-    assert not naive and "减去最大" in naive.message
-    wrong_why = sec04.check_uniform(_uniform, "A")
-    assert not wrong_why and "why" in wrong_why.message
-    transposed = sec04.check_additive_scores(lambda s, H, W_s, W_h, v_a: torch.tanh(s @ W_s.T[:, :1] + H @ W_h.T) @ v_a)
-    assert not transposed
+# 练习检查（答案通过、错误答案被拒、不寻常的正确答案被接受）在 tests/test_checkers_sec04.py。
 
 
 # ---------------------------------------------------------------- 探索器的专门检查（通用检查在 test_explorers.py）

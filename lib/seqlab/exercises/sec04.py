@@ -1,4 +1,4 @@
-"""第 1.4 节练习的自动检查：加性打分、归一化与上下文、均匀权重、点积打分。"""
+"""第 1.4 节练习的自动检查：加性打分、归一化与上下文、均匀权重、双线性打分与参数量。"""
 
 from __future__ import annotations
 
@@ -6,9 +6,23 @@ import copy
 import random
 
 import torch
+from torch import nn
 
 from seqlab.corpus import translation as task
-from seqlab.exercises import call, checker, expect, expect_tensor, fail
+from seqlab.exercises import (
+    Unfinished,
+    call,
+    call_tracing_torch,
+    checker,
+    expect,
+    expect_number,
+    expect_tensor,
+    fail,
+)
+
+# 练习 1.4.2 要求自己写 softmax：这些运算（以及它们的张量方法）都算“调用了现成的 softmax”。
+SOFTMAX_OPS = ("softmax", "log_softmax", "special_softmax", "special_log_softmax", "softmin", "_softmax", "_log_softmax")
+LOOP_S = 48  # 练习 1.4.1 检查“没有关于 j 的循环”时用的源句长度
 
 
 def _shape(x: torch.Tensor, shape: tuple[int, ...], what: str) -> None:
@@ -40,20 +54,29 @@ def _random_attention(seed: int, d_s: int = 5, d_hh: int = 6, d_a: int = 4, S: i
 def check_additive_scores(additive_scores):
     from seqlab import train
 
-    for seed in (0, 1):
-        attn, s_prev, H = _random_attention(seed)
-        e = expect_tensor(call(additive_scores, s_prev, H, attn.W_s.data, attn.W_h.data, attn.v_a.data), "e")
-        _shape(e, (H.shape[0],), "e")
-        want = attn.scores(s_prev[None], H[None])[0].detach()
-        _close(e, want, "打分 e", "提示：先算 W_s @ s_prev（一个向量）和 H @ W_h.T（每行是一个 W_h h_j），"
-               "相加后取 tanh，再与 v_a 做内积。")
+    hint = "提示：先算 W_s @ s_prev（一个向量）和 H @ W_h.T（每行是一个 W_h h_j），相加后取 tanh，再与 v_a 做内积。"
+    for seed, S in ((0, 7), (1, LOOP_S)):
+        attn, s_prev, H = _random_attention(seed, S=S)
+        out, trace = call_tracing_torch(additive_scores, s_prev, H, attn.W_s.data, attn.W_h.data, attn.v_a.data)
+        e = expect_tensor(out, "e")
+        _shape(e, (S,), "e")
+        _close(e, attn.scores(s_prev[None], H[None])[0].detach(), "打分 e", hint)
+        if S == LOOP_S and trace.count >= S:
+            fail(
+                f"打分是对的，但 S = {S} 时你的函数调用了 {trace.count} 次张量运算——运算次数随 S 增长，"
+                "说明还在逐个源位置循环。题目要求用矩阵运算一次算出所有位置：H @ W_h.T 一次就给出每个 W_h h_j。"
+            )
     model = train.load("seq2seq_attention").model
     H = model.encoder(torch.tensor([task.encode_source(list(task.EXAMPLES[0]))]))[0].detach()
     s_prev = torch.randn(model.attention.W_s.shape[1], generator=torch.Generator().manual_seed(2))
     a = model.attention
     e = expect_tensor(call(additive_scores, s_prev, H, a.W_s.data, a.W_h.data, a.v_a.data), "e")
-    _close(e, a.scores(s_prev[None], H[None])[0].detach(), "训练好的模型上的打分 e", "")
-    return f"与库里的 AdditiveAttention.scores 一致（随机权重与训练好的权重都试过，S = {H.shape[0]}）。"
+    _shape(e, (H.shape[0],), "e")
+    _close(e, a.scores(s_prev[None], H[None])[0].detach(), "训练好的模型上的打分 e", hint)
+    return (
+        f"与库里的 AdditiveAttention.scores 一致（随机权重与训练好的权重都试过）；S = {LOOP_S} 时只用了 "
+        f"{trace.count} 次张量运算，与句子长短无关。"
+    )
 
 
 @checker(
@@ -68,9 +91,12 @@ def check_context(context):
     e = attn.scores(s_prev[None], H[None])[0].detach()
     cases = [("随机打分", e), ("很大的打分（e + 1000）", e + 1000.0), ("很小的打分（e - 1000）", e - 1000.0)]
     for what, scores in cases:
-        out = call(context, scores, H)
+        out, trace = call_tracing_torch(context, scores, H)
         if not (isinstance(out, tuple) and len(out) == 2):
             fail("context 应返回一个二元组 (alpha, c)。")
+        used = trace.used(*SOFTMAX_OPS)
+        if used:
+            fail(f"你的函数调用了现成的 softmax（{'、'.join(used)}）。这道题要你自己写：exp，再除以总和——以及怎样让它不溢出。")
         alpha, c = expect_tensor(out[0], "alpha"), expect_tensor(out[1], "c")
         _shape(alpha, (H.shape[0],), "alpha")
         _shape(c, (H.shape[1],), "c")
@@ -82,7 +108,29 @@ def check_context(context):
         expect(abs(total - 1) < 1e-5, f"{what}：权重之和应为 1，你的是 {total:.6f}。")
         _close(alpha, torch.softmax(e, dim=-1), f"{what}：alpha", hint or "提示：α_tj = exp(e_tj) / Σ_r exp(e_tr)。")
         _close(c, torch.softmax(e, dim=-1) @ H, f"{what}：c", "提示：c 是 H 各行按 alpha 加权的和。")
-    return "权重非负、和为 1，打分整体加上 ±1000 也不溢出；c_t 正确。"
+    return "没有调用现成的 softmax；权重非负、和为 1，打分整体加上 ±1000 也不溢出；c_t 正确。"
+
+
+# 练习 1.4.3 的说法：哪些是对的，错的又错在哪里
+UNIFORM_TRUE = {"B", "D"}
+UNIFORM_WHY_NOT = {
+    "A": "A 不对：W_s、W_h、v_a 一个都没少，只是它们算出的打分不再起作用。",
+    "C": "C 不对：c_t 是所有 h_j 的平均，仍然带着源句的信息，只是每一步都一样。",
+    "E": "E 不对：softmax 权重同样让每个 h_j 都参与（权重都大于 0）；差别不在“读了几个”，而在“每一步能不能读得不一样”。",
+}
+
+
+def _letters(why) -> set[str] | None:
+    """把 ``"BD"``、``"b, d"``、``["B", "D"]``、``{"D", "B"}`` 之类的写法都变成字母集合；看不懂时返回 ``None``。"""
+    if isinstance(why, str):
+        items = [ch for ch in why.upper() if ch not in " ,，、;；/"]
+    elif isinstance(why, (list, tuple, set, frozenset)) and all(isinstance(x, str) for x in why):
+        items = [x.strip().upper() for x in why]
+    else:
+        return None
+    if not items or any(x not in "ABCDE" or len(x) != 1 for x in items):
+        return None
+    return set(items)
 
 
 @checker(
@@ -96,41 +144,70 @@ def check_uniform(uniform_weights, why):
     from seqlab import train
     from seqlab.seq2seq import accuracy_by_length
 
-    e = torch.randn(3, 5, generator=torch.Generator().manual_seed(4))
-    alpha = expect_tensor(call(uniform_weights, e), "alpha")
-    _shape(alpha, tuple(e.shape), "alpha")
-    _close(alpha, torch.full_like(e, 1 / 5), "均匀权重", "提示：S 个位置，每个位置的权重都是 1/S。")
-    alpha2 = call(uniform_weights, e * 10 + 3)
-    _close(expect_tensor(alpha2, "alpha"), torch.full_like(e, 1 / 5), "换一组打分后的权重", "均匀权重不应该依赖打分。")
-    expect(why in {"A", "B", "C"}, "why 应该是字符串 'A'、'B' 或 'C' 之一。")
+    g = torch.Generator().manual_seed(4)
+    for B, S in ((3, 5), (2, 9)):
+        e = torch.randn(B, S, generator=g)
+        alpha = expect_tensor(call(uniform_weights, e), "alpha")
+        _shape(alpha, (B, S), "alpha")
+        _close(alpha, torch.full((B, S), 1 / S), f"均匀权重（B = {B}，S = {S}）", "提示：S 个位置，每个位置的权重都是 1/S。")
+        alpha2 = expect_tensor(call(uniform_weights, e * 10 + 3), "alpha")
+        _close(alpha2, torch.full((B, S), 1 / S), "换一组打分后的权重", "均匀权重不应该依赖打分。")
+    if why is None:
+        raise Unfinished("均匀权重写好了；还差 why：把你认为正确的说法的字母写进去。")
+    chosen = _letters(why)
+    expect(chosen is not None, f"why 应该是由 A–E 组成的字符串（例如 \"AE\" 这样的写法），你给的是 {why!r}。")
     model = train.load("seq2seq_attention").model
     uniform = copy.deepcopy(model)
     uniform.attention.weights = uniform_weights
     data = [task.make_batch(n, 40, random.Random(n)) for n in (5, 12, 24)]
     soft, flat = accuracy_by_length(model, data), accuracy_by_length(uniform, data)
     report = "；".join(f"长度 {n}：{soft[n]:.2f} → {flat[n]:.2f}" for n in soft)
-    expect(
-        why == "B",
-        f"均匀权重写对了（准确率 softmax → 均匀：{report}），但 why 选得不对。想一想：均匀权重下 c_t 对每个 t "
-        "都一样吗？它和固定上下文的 c 有什么共同点？",
-    )
-    return f"均匀权重下 c_t = 每个 h_j 的平均，对所有 t 都相同——又变回了一个固定向量。{report}。"
+    assert chosen is not None
+    wrong = sorted(chosen - UNIFORM_TRUE)
+    if wrong:
+        fail(f"均匀权重写对了（准确率 softmax → 均匀：{report}），但 why 里有错误的说法。{UNIFORM_WHY_NOT[wrong[0]]}")
+    if chosen != UNIFORM_TRUE:
+        fail(
+            f"均匀权重写对了（准确率 softmax → 均匀：{report}）。你选的都对，但还漏了一个正确的说法："
+            "想一想均匀权重下 c_t 对每个 t 是否相同，以及重新训练能不能改变这一点。"
+        )
+    return f"均匀权重下 c_t = 所有 h_j 的平均，对每个 t 都相同——又变回了一个固定向量。{report}。"
 
 
 @checker(
     "1.4.4",
-    "点积打分",
-    objective="写出 e_tj = (W s_{t-1})ᵀ h_j，并和加性打分比较参数量",
+    "双线性打分与参数量",
+    objective="写出双线性打分 e_tj = s_{t-1}ᵀ W_a h_j，并推导它与加性打分各有多少参数",
     difficulty=2,
     minutes=10,
 )
-def check_dot_scores(dot_scores):
-    torch.manual_seed(5)
-    d_s, d_hh, S = 4, 6, 9
-    for _ in range(2):
-        s_prev, H, W = torch.randn(d_s), torch.randn(S, d_hh), torch.randn(d_hh, d_s)
-        e = expect_tensor(call(dot_scores, s_prev, H, W), "e")
-        _shape(e, (S,), "e")
-        _close(e, H @ (W @ s_prev), "点积打分 e", "提示：先把 s_prev 用 W 映射到 h_j 的空间（W @ s_prev），"
-               "再和 H 的每一行做内积。")
-    return "正确！点积打分只需一个矩阵乘法，也没有 tanh 与 v_a。"
+def check_bilinear_scores(bilinear_scores, score_params):
+    g = torch.Generator().manual_seed(5)
+    for d_s, d_hh, S in ((4, 6, 9), (7, 3, 5)):
+        s_prev, H = torch.randn(d_s, generator=g), torch.randn(S, d_hh, generator=g)
+        W_a = torch.randn(d_s, d_hh, generator=g)
+        e = expect_tensor(call(bilinear_scores, s_prev, H, W_a), "e")
+        _shape(e, (S,), f"d_s = {d_s}、2·d_h = {d_hh} 时 e")
+        # 参照：PyTorch 的双线性函数 x1ᵀ A x2，与公式的写法无关
+        want = nn.functional.bilinear(s_prev.expand(S, d_s), H, W_a[None])[:, 0]
+        _close(e, want, "双线性打分 e", "提示：e_tj = s_{t-1}ᵀ W_a h_j；对所有 j 一起算，就是 H 的每一行与 s_prevᵀ W_a 做内积。")
+    from seqlab.seq2seq import AdditiveAttention
+
+    for d_s, d_hh, d_a in ((64, 128, 64), (5, 6, 4), (3, 10, 50), (100, 100, 5)):
+        out = call(score_params, d_s, d_hh, d_a)
+        expect(
+            isinstance(out, (tuple, list)) and len(out) == 2,
+            f"score_params 应返回二元组（双线性打分的参数个数, 加性打分的参数个数），你返回了 {type(out).__name__}。",
+        )
+        got_bi = expect_number(out[0], "双线性打分的参数个数")
+        got_add = expect_number(out[1], "加性打分的参数个数")
+        # 参照：数真实模块里的参数
+        real_bi = sum(p.numel() for p in nn.Bilinear(d_s, d_hh, 1, bias=False).parameters())
+        real_add = sum(p.numel() for p in AdditiveAttention(d_s, d_hh, d_a).parameters())
+        dims = f"d_s = {d_s}、2·d_h = {d_hh}、d_a = {d_a}"
+        expect(got_bi == real_bi, f"{dims} 时，双线性打分的参数应有 {real_bi} 个，你算的是 {got_bi:g}。提示：只有一个矩阵 W_a，它的形状是什么？")
+        expect(
+            got_add == real_add,
+            f"{dims} 时，加性打分的参数应有 {real_add} 个，你算的是 {got_add:g}。提示：W_s、W_h、v_a 三样都要数。",
+        )
+    return "打分与 PyTorch 的双线性函数一致；两种打分的参数个数在四组维度下都与真实模块相符。"
