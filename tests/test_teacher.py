@@ -73,8 +73,10 @@ def test_exercise_table_lists_every_exercise_with_the_same_stars_and_minutes():
 
 def test_every_exercise_has_common_mistakes():
     mistakes = _section(_guide(), "## 常见错误")
-    for key in ex.EXERCISES:
-        assert re.search(rf"^\*\*{re.escape(key)}\b", mistakes, re.M), f"“常见错误”一节里没有练习 {key}"
+    for key, exercise in ex.EXERCISES.items():
+        m = re.search(rf"^\*\*{re.escape(key)}\*\* (.*)$", mistakes, re.M)
+        assert m, f"“常见错误”一节里没有练习 {key}"
+        assert m[1].strip() == exercise.title, f"“常见错误”里练习 {key} 的题目是「{m[1]}」，库里是「{exercise.title}」"
 
 
 @pytest.fixture(scope="module")

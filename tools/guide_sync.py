@@ -3,7 +3,7 @@
     .venv/bin/python tools/guide_sync.py          # 改写 chapters/teacher/guide.md 与 chapters/ch01/index.md
     .venv/bin/python tools/guide_sync.py --check  # 只报告哪里与库不一致，有则返回 1
 
-改写的只是“数”：练习一览表的每一行（编号、题目、难度、用时、目标）、全章与每节的练习道数、练习总用时、
+改写的只是“数”：练习一览表的每一行（编号、题目、难度、用时、目标）、“常见错误”里每道练习的题目、全章与每节的练习道数、练习总用时、
 课时安排里每组练习后面括号中的分钟数、两节课表格里课堂练习的用时与难度，以及正文里按
 ``chapters/teacher/runtime.json`` 写的峰值内存范围。哪道练习放在哪一课由人来定：
 新增的练习要自己写进课时安排，``tests/test_teacher.py`` 会指出漏了哪一道。
@@ -76,6 +76,17 @@ def exercise_rows(table: dict) -> list[str]:
             for k, e in table.items()]
 
 
+def sync_mistake_titles(text: str, table: dict) -> str:
+    """“常见错误”里每道练习的标题行 ``**1.1.1** 题目`` 跟上库里的题目。"""
+    def title(m: re.Match) -> str:
+        e = table.get(m[1])
+        return f"**{m[1]}** {e.title}" if e else m[0]
+
+    start = text.index("## 常见错误")
+    end = text.index("\n## ", start + 1)
+    return text[:start] + re.sub(rf"^\*\*({KEY})\*\* .*$", title, text[start:end], flags=re.M) + text[end:]
+
+
 def sync_table(text: str, table: dict) -> str:
     start = text.index("## 练习一览")
     head = text.index("|---|---|---|---|---|", start)
@@ -89,7 +100,7 @@ def sync_table(text: str, table: dict) -> str:
 def main(argv: list[str]) -> int:
     table = exercises()
     changed = []
-    for path, steps in ((GUIDE, (sync_counts, sync_plans, sync_table, sync_runtime)), (INDEX, (sync_counts,))):
+    for path, steps in ((GUIDE, (sync_counts, sync_plans, sync_table, sync_mistake_titles, sync_runtime)), (INDEX, (sync_counts,))):
         old = path.read_text(encoding="utf-8")
         new = old
         for step in steps:
