@@ -383,8 +383,13 @@ def test_exercise_checks_teach_the_common_mistakes(monkeypatch):
     monkeypatch.delenv("SEQLAB_STRICT_CHECKS", raising=False)
     from seqlab.exercises import sec03
 
-    assert sec03.check_tanh_jacobian(lambda h, W: (1 - h**2)[:, None] * W)
-    wrong_side = sec03.check_tanh_jacobian(lambda h, W: W * (1 - h**2)[None, :])
+    def leaky(h, h_prev, W, kappa, wrong_side=False):
+        s = (h - (1 - kappa) * h_prev) / kappa
+        slope = (1 - s**2)[None, :] if wrong_side else (1 - s**2)[:, None]
+        return (1 - kappa) * torch.eye(W.shape[0], dtype=W.dtype) + kappa * slope * W
+
+    assert sec03.check_leaky_jacobian(leaky)
+    wrong_side = sec03.check_leaky_jacobian(lambda *a: leaky(*a, wrong_side=True))
     assert not wrong_side and "列" in wrong_side.message
     def clip(params, max_norm, per_tensor=False, report_after=False):
         total = float(torch.cat([p.grad.flatten() for p in params]).norm())
@@ -423,6 +428,6 @@ def test_exercise_checks_teach_the_common_mistakes(monkeypatch):
     assert sec03.check_gru_cell(gru)
     swapped = sec03.check_gru_cell(lambda *a: gru(*a, swap=True))
     assert not swapped and "放反" in swapped.message
-    for check in (sec03.check_tanh_jacobian, sec03.check_clip_gradients, sec03.check_saturation,
+    for check in (sec03.check_leaky_jacobian, sec03.check_clip_gradients, sec03.check_saturation,
                   sec03.check_gru_cell):
         assert not check(None)

@@ -1,4 +1,9 @@
-"""第 1.3 节练习的自动检查。参考值一律由 autograd 或 PyTorch 自带的模块现算，不引用书里的实现。"""
+"""第 1.3 节练习的自动检查。参考值一律由 autograd 或 PyTorch 自带的模块现算，不引用书里的实现。
+
+“不许用某某”的约束由 ``call_tracing_torch`` 看学生函数调用了哪些张量运算来执行：自动求导显示为 ``grad``、
+``backward``（``jacfwd`` 是 ``_make_dual``），``clip_grad_norm_`` 本身不出现，出现的是它内部的
+``_foreach_norm``、``_foreach_mul_``；它的 ``foreach=False`` 版本与手写的循环调用的是同一类运算，
+由分母上的 ``1e-6`` 认出来（见练习 1.3.2 的检查）。"""
 
 from __future__ import annotations
 
@@ -7,43 +12,58 @@ import math
 import torch
 from torch import nn
 
-from seqlab.exercises import call, checker, expect, expect_close, expect_tensor, fail
+from seqlab.exercises import call, call_tracing_torch, checker, expect, expect_close, expect_tensor, fail
+
+AUTOGRAD_OPS = ("grad", "backward", "_make_dual", "_unpack_dual")  # torch.autograd.grad / jacrev / .backward() / jacfwd
 
 
-def _random_case(seed: int, d: int = 5):
+def _leaky_case(seed: int, d: int, kappa: float):
+    """一步带泄漏的 tanh RNN：返回 ``(W_h, u, h_prev, s_j, h_j)``，``u = W_x e_j + b``。"""
     g = torch.Generator().manual_seed(seed)
-    W_h = torch.randn(d, d, generator=g, dtype=torch.float64) / math.sqrt(d)
-    u = torch.randn(d, generator=g, dtype=torch.float64)  # W_x e_j + b
+    W_h = torch.randn(d, d, generator=g, dtype=torch.float64) * (1.5 / math.sqrt(d))
+    u = 1.5 * torch.randn(d, generator=g, dtype=torch.float64)
     h_prev = torch.randn(d, generator=g, dtype=torch.float64).tanh()
-    return W_h, u, h_prev
+    s_j = torch.tanh(u + W_h @ h_prev)
+    return W_h, u, h_prev, s_j, (1 - kappa) * h_prev + kappa * s_j
 
 
 @checker(
     "1.3.1",
     "推导并实现一步的雅可比矩阵",
-    objective="从 h_j = tanh(a_j) 推出 J_j = diag(1 - h_j²) W_h，并用 autograd 验证",
+    objective="为带泄漏的 tanh RNN 推出 J_j = (1 − κ)I + κ diag(1 − s_j²) W_h，只用前向存下的状态实现它",
     difficulty=1,
     minutes=10,
 )
-def check_tanh_jacobian(tanh_jacobian):
-    """学生函数 ``tanh_jacobian(h_j, W_h) -> (d, d)``：``∂h_j/∂h_{j-1}``，其中 ``h_j = tanh(u + W_h h_{j-1})``。"""
-    for seed in range(4):
-        W_h, u, h_prev = _random_case(seed, d=3 + seed)
-        h_j = torch.tanh(u + W_h @ h_prev)
-        want = torch.func.jacrev(lambda h, W_h=W_h, u=u: torch.tanh(u + W_h @ h))(h_prev)
-        got = expect_tensor(call(tanh_jacobian, h_j.clone(), W_h.clone()), "tanh_jacobian").double()
-        d = W_h.shape[0]
+def check_leaky_jacobian(leaky_jacobian):
+    """学生函数 ``leaky_jacobian(h_j, h_prev, W_h, kappa) -> (d, d)``：``∂h_j/∂h_{j-1}``，其中
+    ``h_j = (1 - κ) h_{j-1} + κ tanh(u_j + W_h h_{j-1})``。不许用自动求导（检查看它调用了哪些张量运算）。"""
+    for seed, (d, kappa) in enumerate(((3, 1.0), (4, 0.5), (6, 0.1), (5, 0.9))):
+        W_h, u, h_prev, s_j, h_j = _leaky_case(seed, d, kappa)
+        want = torch.func.jacrev(lambda h, W_h=W_h, u=u, k=kappa: (1 - k) * h + k * torch.tanh(u + W_h @ h))(h_prev)
+        got, trace = call_tracing_torch(leaky_jacobian, h_j.clone(), h_prev.clone(), W_h.clone(), kappa)
+        used = trace.used(*AUTOGRAD_OPS)
+        if used:
+            fail(f"你的函数调用了自动求导（{'、'.join(used)}）。这道题要你自己推导：写出 J_j 的公式，"
+                 "再只用 h_j、h_{j-1}、W_h 和 κ 把它算出来；autograd 只由检查拿来核对。")
+        got = expect_tensor(got, "leaky_jacobian").double()
         expect(tuple(got.shape) == (d, d), f"d = {d} 时 J_j 的形状应为 ({d}, {d})，你的是 {tuple(got.shape)}。")
-        if torch.allclose(got, W_h * (1 - h_j**2)[None, :]):
-            fail("你把 1 - h_j² 乘在了 W_h 的列上（W_h diag(…)）。链式法则给出的是 diag(1 - h_j²) W_h："
+        eye = torch.eye(d, dtype=torch.float64)
+        slope = 1 - s_j**2
+        if kappa < 1 and torch.allclose(got, kappa * slope[:, None] * W_h):
+            fail(f"κ = {kappa} 时少了 (1 − κ)I 这一项：h_j 里的 (1 − κ) h_{{j−1}} 对 h_{{j−1}} 的导数是 (1 − κ)I，"
+                 "它不经过 W_h，也不经过 tanh。")
+        if torch.allclose(got, (1 - kappa) * eye + kappa * W_h * slope[None, :]):
+            fail("你把 1 − s_j² 乘在了 W_h 的列上（W_h diag(…)）。链式法则给出的是 diag(1 − s_j²) W_h："
                  "先乘 W_h，再逐元素乘 tanh 的导数，所以应缩放的是行。")
-        if torch.allclose(got, (1 - torch.tanh(h_j) ** 2)[:, None] * W_h):
-            fail("tanh 的导数要在预激活 a_j 处取值：tanh'(a_j) = 1 - tanh(a_j)² = 1 - h_j²。"
-                 "你对 h_j 又求了一次 tanh。")
+        if kappa < 1 and torch.allclose(got, (1 - kappa) * eye + kappa * (1 - h_j**2)[:, None] * W_h):
+            fail(f"κ = {kappa} 时 tanh 的输出不是 h_j 而是 s_j = (h_j − (1 − κ) h_{{j−1}}) / κ："
+                 "导数 1 − tanh(a_j)² 要用 s_j 来算，不是 1 − h_j²。")
         expect(torch.allclose(got, want, rtol=1e-9, atol=1e-12),
-               f"d = {d} 的随机例子里你的 J_j 与 autograd 的结果不一致（最大差 {float((got - want).abs().max()):.2e}）。"
-               "提示：J_j 的第 i 行是 W_h 的第 i 行乘以 1 - h_j[i]²。")
-    return "与 torch.func.jacrev 一致：J_j = diag(1 − h_j²) W_h。注意它只用到 h_j，不需要再存 a_j。"
+               f"d = {d}、κ = {kappa} 的例子里你的 J_j 与 autograd 的结果不一致（最大差 {float((got - want).abs().max()):.2e}）。"
+               "提示：先从 h_j 与 h_{j−1} 还原出 s_j = tanh(a_j)，再对 h_j 的两项分别求导。")
+    return ("与 torch.func.jacrev 一致：J_j = (1 − κ)I + κ diag(1 − s_j²) W_h，κ = 1 时就是 Elman 网络的 diag(1 − h_j²) W_h。"
+            "κ 很小时 J_j 接近单位矩阵：(1 − κ)I 这条不经过 W_h 和 tanh′ 的通路，正是门控（GRU 的 z ⊙ h_{t−1}）"
+            "让网络自己学着打开的那一条。")
 
 
 def _train_copy_task(clip, steps: int = 300, lr: float = 0.3) -> list[float]:
@@ -82,36 +102,71 @@ def _train_loop(task, clip, steps: int, lr: float) -> list[float]:
     minutes=15,
 )
 def check_clip_gradients(clip_gradients):
-    """学生函数 ``clip_gradients(params, max_norm) -> float``：原地把总范数裁剪到 ``max_norm``，返回裁剪前的总范数。"""
+    """学生函数 ``clip_gradients(params, max_norm) -> float``：原地把总范数裁剪到 ``max_norm``，返回裁剪前的总范数。
+
+    不许用 ``clip_grad_norm_``：它默认的写法在运算记录里留下 ``_foreach_norm`` / ``_foreach_mul_``；
+    ``foreach=False`` 的写法则由最后一组很小的梯度认出——``clip_grad_norm_`` 的系数是 ``max_norm / (总范数 + 1e-6)``，
+    裁剪后的总范数差了约 1%，而题目要的是恰好等于 ``max_norm``。
+    """
     g = torch.Generator().manual_seed(0)
-    for scale, max_norm in ((10.0, 1.0), (0.01, 1.0), (3.0, 0.5)):
+    cases = ((10.0, 1.0), (0.01, 1.0), (3.0, 0.5), (4e-5, 5e-5))
+    for scale, max_norm in cases:
         shapes = [(4, 3), (3,), (2, 2)]
         grads = [scale * torch.randn(s, generator=g, dtype=torch.float64) for s in shapes]
         ours = [torch.zeros(s, dtype=torch.float64, requires_grad=True) for s in shapes]
-        ref = [torch.zeros(s, dtype=torch.float64, requires_grad=True) for s in shapes]
-        for p, q, gr in zip(ours, ref, grads):
-            p.grad, q.grad = gr.clone(), gr.clone()
-        want_norm = float(nn.utils.clip_grad_norm_(ref, max_norm))
-        got_norm = call(clip_gradients, ours, max_norm)
+        for p, gr in zip(ours, grads):
+            p.grad = gr.clone()
         total = float(torch.cat([gr.flatten() for gr in grads]).norm())
+        coef = min(1.0, max_norm / total)  # 题目的定义：恰好缩放到 max_norm
+        want = [gr * coef for gr in grads]
+        got_norm, trace = call_tracing_torch(clip_gradients, ours, max_norm)
+        used = trace.used("_foreach_norm", "_foreach_mul_", "_foreach_mul", "clip_grad_norm_", "clip_grads_with_norm_",
+                          "get_total_norm")
+        if used:
+            fail(f"你的函数调用了 {'、'.join(used)}——这是 torch.nn.utils.clip_grad_norm_ 在里面做的事。"
+                 "题目要你自己写：算出所有梯度拼成的长向量的 2-范数，超过 max_norm 时把每个 .grad 乘上同一个系数。")
         if total > max_norm and got_norm is not None and math.isclose(float(got_norm), max_norm, rel_tol=1e-6):
             fail("你返回的是裁剪之后的范数（它总等于 max_norm）；题目要的是裁剪之前的总范数。")
-        expect_close(got_norm, want_norm, f"总范数约为 {total:.3g} 时返回的范数")
+        expect_close(got_norm, total, f"总范数约为 {total:.3g} 时返回的范数")
         per_tensor = [gr * min(1.0, max_norm / float(gr.norm())) for gr in grads]
         if total > max_norm and all(torch.allclose(p.grad, t) for p, t in zip(ours, per_tensor)) and not all(
-            torch.allclose(p.grad, q.grad, rtol=1e-5) for p, q in zip(ours, ref)
+            torch.allclose(p.grad, w, rtol=1e-5) for p, w in zip(ours, want)
         ):
             fail("你对每个参数分别做了裁剪。要把所有梯度拼成一个向量，按它的总范数统一缩放。")
-        for p, q in zip(ours, ref):
-            expect(torch.allclose(p.grad, q.grad, rtol=1e-5, atol=1e-12),
-                   f"总范数约为 {total:.3g}、max_norm = {max_norm} 时，裁剪后的梯度与 clip_grad_norm_ 不一致"
-                   "（别忘了要原地修改 p.grad）。")
+        after = float(torch.cat([p.grad.flatten() for p in ours]).norm())
+        if total > max_norm and scale < 1e-3 and math.isclose(after, max_norm / (total + 1e-6) * total, rel_tol=1e-4):
+            fail(f"总范数只有 {total:.3g}、max_norm = {max_norm:.3g} 时，裁剪后的总范数是 {after:.4g}，不是恰好 {max_norm:.3g}："
+                 "你的系数是 max_norm / (总范数 + 1e-6)，这正是 clip_grad_norm_ 的写法。"
+                 "题目要的是恰好缩放到 max_norm——只在总范数大于 max_norm 时才缩放，分母不会是零，不必加小数。")
+        for p, w in zip(ours, want):
+            expect(torch.allclose(p.grad, w, rtol=1e-6, atol=1e-15),
+                   f"总范数约为 {total:.3g}、max_norm = {max_norm:.3g} 时，裁剪后的梯度不对：应当每个梯度都乘上 "
+                   f"min(1, max_norm / 总范数) = {coef:.4g}（别忘了要原地修改 p.grad）。")
+    # 训练：每一步先让学生的函数裁剪，与定义逐步核对，再用按定义裁剪的梯度更新。这个任务对舍入极其敏感
+    # （两种都正确的写法，300 步后的损失可以差几十倍），所以训练沿着同一条参考轨迹走，判的是每一步的裁剪。
     plain = _train_copy_task(lambda params: None)
-    losses = _train_copy_task(lambda params: clip_gradients(params, 1.0))
-    expect(all(math.isfinite(v) for v in losses),
-           f"用你的裁剪训练，第 {len(losses)} 步损失变成了 {losses[-1]}：裁剪没有起作用。")
-    expect(losses[-1] < 0.01 * losses[0], f"训练没有收敛：损失从 {losses[0]:.3f} 只降到 {losses[-1]:.3f}。")
-    return (f"不裁剪时第 {len(plain)} 步损失就溢出成 {plain[-1]}；用你的裁剪，300 步后损失从 {losses[0]:.3f} 降到 {losses[-1]:.1e}。"
+    mismatch: list[int] = []  # 第一次不一致的步（下标）
+    scaled_steps: list[bool] = []  # 每一步是否真的缩放了
+
+    def clip_and_compare(params):
+        before = [q.grad.detach().clone() for q in params]
+        coef = min(1.0, 1.0 / float(torch.cat([gr.double().flatten() for gr in before]).norm()))
+        clip_gradients(params, 1.0)
+        for q, gr in zip(params, before):
+            ok = isinstance(q.grad, torch.Tensor) and q.grad.shape == gr.shape and torch.allclose(
+                q.grad, gr * coef, rtol=1e-4, atol=1e-8)
+            if not ok and not mismatch:
+                mismatch.append(len(scaled_steps))
+            q.grad = gr * coef
+        scaled_steps.append(coef < 1.0)
+
+    losses = _train_copy_task(clip_and_compare)
+    expect(not mismatch, f"在训练的第 {mismatch[0] + 1 if mismatch else 0} 步，你的函数裁剪后的梯度与定义不一致"
+           "（应当每个梯度都乘上 min(1, 1 / 总范数)，并且原地修改 p.grad）。")
+    expect(all(math.isfinite(v) for v in losses) and losses[-1] < 0.01 * losses[0],
+           f"训练没有收敛：损失从 {losses[0]:.3f} 变成 {losses[-1]:.3g}。")
+    return (f"不裁剪时第 {len(plain)} 步损失就溢出成 {plain[-1]}；300 步里你的裁剪每一步都与定义一致"
+            f"（其中 {sum(scaled_steps)} 步真的缩放了梯度），损失从 {losses[0]:.3f} 降到 {losses[-1]:.1e}。"
             "裁剪只限制步长、不改方向：它治爆炸这个症状，不解决梯度消失。")
 
 
@@ -201,7 +256,7 @@ def check_gru_cell(gru_cell):
 
 
 class _TinyGRULM(nn.Module):
-    """检查用的极小字级语言模型：``model(x (B, L), state) -> (logits (B, L, V), state)``，与 ``CharLM`` 同一个接口。"""
+    """检查用的极小字级语言模型：``model(x (B, K), state) -> (logits (B, K, V), state)``，与 ``CharLM`` 同一个接口。"""
 
     def __init__(self, V: int = 11, d: int = 6):
         super().__init__()

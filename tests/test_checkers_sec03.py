@@ -1,0 +1,167 @@
+"""第 1.3 节的每个练习检查：至少拒绝一个错误答案、接受一个不寻常的正确答案。
+
+错误答案里包括“违反题目约束”的写法（1.3.1 用自动求导、1.3.2 调用 ``clip_grad_norm_``）；
+不寻常的正确答案换一种写法得到同一个结果（``1/cosh²``、``torch.diag`` 矩阵乘法、整体赋值 ``p.grad = …`` 等）。
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from seqlab.exercises import sec03
+
+
+@pytest.fixture(autouse=True)
+def _lenient(monkeypatch):
+    monkeypatch.delenv("SEQLAB_STRICT_CHECKS", raising=False)
+
+
+# ---------------------------------------------------------------- 1.3.1 带泄漏 RNN 的雅可比矩阵
+def _s(h, h_prev, kappa):
+    return (h - (1 - kappa) * h_prev) / kappa
+
+
+def test_leaky_jacobian_accepts_a_derivation_written_another_way():
+    def via_cosh(h, h_prev, W, kappa):  # 先还原预激活，再用 1/cosh²，对角矩阵真的构造出来
+        a = torch.atanh(_s(h, h_prev, kappa))
+        return torch.diag(torch.full_like(h, 1 - kappa)) + kappa * torch.diag(torch.cosh(a) ** -2) @ W
+
+    assert sec03.check_leaky_jacobian(via_cosh)
+
+
+def test_leaky_jacobian_rejects_autograd_even_when_the_numbers_are_right():
+    def by_jacrev(h, h_prev, W, kappa):
+        u = torch.atanh(_s(h, h_prev, kappa)) - W @ h_prev
+        return torch.func.jacrev(lambda x: (1 - kappa) * x + kappa * torch.tanh(u + W @ x))(h_prev)
+
+    def by_backward(h, h_prev, W, kappa):
+        u = torch.atanh(_s(h, h_prev, kappa)) - W @ h_prev
+        rows = []
+        for i in range(h.shape[0]):
+            x = h_prev.clone().requires_grad_(True)
+            ((1 - kappa) * x + kappa * torch.tanh(u + W @ x))[i].backward()
+            rows.append(x.grad)
+        return torch.stack(rows)
+
+    for answer in (by_jacrev, by_backward):
+        result = sec03.check_leaky_jacobian(answer)
+        assert not result and "自动求导" in result.message
+
+
+def test_leaky_jacobian_rejects_the_common_wrong_derivations():
+    def no_identity(h, h_prev, W, kappa):
+        return kappa * (1 - _s(h, h_prev, kappa) ** 2)[:, None] * W
+
+    def uses_h(h, h_prev, W, kappa):
+        return (1 - kappa) * torch.eye(len(h), dtype=h.dtype) + kappa * (1 - h**2)[:, None] * W
+
+    for answer, hint in ((no_identity, "(1 − κ)I"), (uses_h, "s_j")):
+        result = sec03.check_leaky_jacobian(answer)
+        assert not result and hint in result.message
+
+
+# ---------------------------------------------------------------- 1.3.2 梯度裁剪
+def _loop_clip(params, max_norm):
+    """逐个参数用张量运算求平方和、整体赋值 p.grad：不寻常，但正确。"""
+    total = torch.stack([(p.grad**2).sum() for p in params]).sum().sqrt()
+    coef = torch.clamp(max_norm / total, max=1.0)
+    for p in params:
+        p.grad = p.grad * coef
+    return total.item()
+
+
+def test_clip_accepts_a_loop_over_p_grad_with_torch_ops():
+    assert sec03.check_clip_gradients(_loop_clip)
+
+
+@pytest.mark.parametrize("foreach", [None, False])
+def test_clip_rejects_clip_grad_norm_in_either_form(foreach):
+    result = sec03.check_clip_gradients(lambda ps, m: float(nn.utils.clip_grad_norm_(ps, m, foreach=foreach)))
+    assert not result
+    assert ("_foreach_norm" in result.message) if foreach is None else ("1e-6" in result.message)
+
+
+def test_clip_rejects_per_tensor_clipping():
+    def per_tensor(params, max_norm):
+        total = math.sqrt(sum(float((p.grad**2).sum()) for p in params))
+        for p in params:
+            p.grad.mul_(min(1.0, max_norm / float(p.grad.norm())))
+        return total
+
+    result = sec03.check_clip_gradients(per_tensor)
+    assert not result and "分别" in result.message
+
+
+# ---------------------------------------------------------------- 1.3.3 饱和
+def _norms(W, U, slope=True, as_tensor=False):
+    h, out = torch.zeros(W.shape[0], dtype=W.dtype), []
+    for u in U:
+        h = torch.tanh(u + W @ h)
+        J = torch.diag(1 - h**2) @ W if slope else W
+        out.append(torch.linalg.matrix_norm(J, ord=2))
+    return torch.stack(out) if as_tensor else [float(x) for x in out]
+
+
+def test_saturation_accepts_a_tensor_of_norms():
+    assert sec03.check_saturation(lambda W, U: _norms(W, U, as_tensor=True))
+
+
+def test_saturation_rejects_a_missing_tanh_derivative_and_an_extra_step():
+    forgot = sec03.check_saturation(lambda W, U: _norms(W, U, slope=False))
+    assert not forgot and "diag(1 - h_j²)" in forgot.message
+    extra = sec03.check_saturation(lambda W, U: [1.0, *_norms(W, U)])
+    assert not extra and "应返回" in extra.message
+
+
+# ---------------------------------------------------------------- 1.3.4 GRU 单元
+def _gru(x, h, W_ih, W_hh, b_ih, b_hh, swap=False):
+    gi_r, gi_z, gi_n = (x @ W_ih.T + b_ih).chunk(3, dim=-1)
+    gh_r, gh_z, gh_n = (h @ W_hh.T + b_hh).chunk(3, dim=-1)
+    r, z = torch.sigmoid(gi_r + gh_r), torch.sigmoid(gi_z + gh_z)
+    n = torch.tanh(gi_n + r * gh_n)
+    return z * n + (1 - z) * h if swap else n + z * (h - n)  # h' = (1 − z) n + z h 的另一种写法
+
+
+def test_gru_accepts_chunk_and_the_interpolation_form():
+    assert sec03.check_gru_cell(_gru)
+
+
+def test_gru_rejects_swapped_update_gate():
+    result = sec03.check_gru_cell(lambda *a: _gru(*a, swap=True))
+    assert not result and "放反" in result.message
+
+
+# ---------------------------------------------------------------- 1.3.6 TBPTT 的一步
+def _tbptt(model, optimizer, x, y, state, max_norm, *, detach=True, carry=True):
+    logits, new_state = model(x, state if carry else None)
+    loss = nn.functional.cross_entropy(logits.transpose(1, 2), y)  # (B, V, K) 形状的写法，平均相同
+    model.zero_grad()
+    loss.backward()
+    params = list(model.parameters())
+    total = math.sqrt(sum(float((p.grad**2).sum()) for p in params))
+    if total > max_norm:  # 自己写的裁剪：恰好缩放到 max_norm，不加 1e-6
+        for p in params:
+            p.grad.mul_(max_norm / total)
+    optimizer.step()
+    return loss.detach(), (new_state.detach() if detach else new_state)
+
+
+def test_tbptt_accepts_own_clipping_and_a_tensor_loss():
+    assert sec03.check_tbptt_step(_tbptt)
+
+
+def test_tbptt_rejects_a_state_still_attached_and_a_reset_state():
+    attached = sec03.check_tbptt_step(lambda *a: _tbptt(*a, detach=False))
+    assert not attached and "detach" in attached.message
+    reset = sec03.check_tbptt_step(lambda *a: _tbptt(*a, carry=False))
+    assert not reset and "零状态" in reset.message
+
+
+def test_every_check_in_the_section_is_covered_here():
+    checks = {name for name in dir(sec03) if name.startswith("check_")}
+    assert checks == {"check_leaky_jacobian", "check_clip_gradients", "check_saturation", "check_gru_cell",
+                      "check_tbptt_step"}
