@@ -32,6 +32,7 @@ HEADER = ["符号", "含义", "形状", "首次出现"]
 SIZES = {
     "S": 5, "V": 17, "d": 6, "d_in": 4, "w": 2, "d_h": 7, "d_s": 9, "d_a": 11, "d_k": 3, "d_v": 2,
     "d_model": 24, "h": 3, "d_ff": 10, "T": 13,
+    "n_h": 3, "T_kv": 13,  # 1.6 节：头数 n_h、KV cache 里的 token 数 T_kv（与 h、T 取同样的数，库里的造法不变）
 }
 SECTION_SIZES = {"1.6": {"d_k": SIZES["d_model"] // SIZES["h"]}}  # 1.6 节：d_k = d_model / h
 BATCH = 2

@@ -3,10 +3,44 @@
 from __future__ import annotations
 
 import torch
+from torch import nn
 
 from seqlab import measure
 from seqlab import transformer as tf
 from seqlab.exercises import call, checker, expect, expect_close, expect_number, expect_tensor, fail
+
+
+def _integer(value, what: str) -> int:
+    """学生返回的数必须是整数（``3.0`` 这样的整数值也算），否则说明收到的是什么。"""
+    number = expect_number(value, what)
+    if number != int(number):
+        fail(f"{what}应该是整数，你返回的是 {value!r}。")
+    return int(number)
+
+
+class _CallCounter(nn.Module):
+    """混入检查用的模块：``forward`` 每被调用一次，缓冲区 ``forward_calls`` 加 1。
+
+    缓冲区是模块状态的一部分，评分时会随参数的原地修改一起记录、重放，所以检查能看出学生是不是
+    直接调用了整个模块，而不是只用题目允许的部件。
+    """
+
+    forward_calls: torch.Tensor
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.register_buffer("forward_calls", torch.zeros((), dtype=torch.long))
+
+    def _start_counting(self) -> None:
+        self.forward_calls.zero_()
+
+    def forward(self, *args, **kwargs):
+        self.forward_calls += 1
+        return super().forward(*args, **kwargs)
+
+
+class _CountedBlock(_CallCounter, tf.TransformerBlock):
+    pass
 
 
 @checker(
@@ -22,14 +56,12 @@ def check_block_params(block_params):
         got = call(block_params, d, d_ff)
         want = sum(p.numel() for p in tf.TransformerBlock(d, h, d_ff).parameters())
         attn, ffn, norms = 4 * (d * d + d), 2 * d * d_ff + d_ff + d, 4 * d
-        try:
-            got_i = int(got)
-        except (TypeError, ValueError):
-            fail(f"应返回一个整数，你返回的是 {got!r}。")
-        if got_i == want - norms:
-            fail(f"d = {d} 时少了 {norms} 个：两个 LayerNorm 各有 d 个 γ 和 d 个 β。")
-        if got_i == want - 4 * d:
-            fail(f"d = {d} 时少了 4d = {4 * d} 个：W_Q、W_K、W_V、W_O 各带一个 d 维偏置。")
+        got_i = _integer(got, "参数个数")
+        if got_i == want - 4 * d:  # 两个 LayerNorm 的 γ、β 与四个投影的偏置恰好都是 4d 个，分不出漏了哪一样
+            fail(f"d = {d} 时少了 4d = {4 * d} 个：两个 LayerNorm 各有 d 个 γ 和 d 个 β，"
+                 "W_Q、W_K、W_V、W_O 也各带一个 d 维偏置——你漏了其中一样。")
+        if got_i == want - 8 * d:
+            fail(f"d = {d} 时少了 8d = {8 * d} 个：两个 LayerNorm 的 γ、β 和四个投影的偏置都要算进去。")
         if got_i == want - d_ff - d:
             fail(f"d = {d} 时少了 d_ff + d = {d_ff + d} 个：FFN 的两层线性变换各有偏置。")
         if got_i == want - attn // 4:
@@ -39,7 +71,8 @@ def check_block_params(block_params):
             f"d_model = {d}、d_ff = {d_ff} 时应为 {want:,}，你的是 {got_i:,}。分项：注意力 {attn:,}，"
             f"FFN {ffn:,}，归一化 {norms:,}——你和哪一项对不上？",
         )
-    return "与 TransformerBlock 和 torch.nn.TransformerEncoderLayer 的参数个数都一致；d = 512、d_ff = 2048 时约 315 万。"
+    return (f"与 TransformerBlock 和 torch.nn.TransformerEncoderLayer 的参数个数都一致；d = 512、d_ff = 2048 时是 {want:,}，"
+            f"其中 FFN 占 {ffn / want:.0%}。")
 
 
 @checker(
@@ -52,7 +85,7 @@ def check_block_params(block_params):
 def check_block_forward(block_forward):
     """学生函数 ``block_forward(block, X, norm_first) -> (B, S, d)``。"""
     torch.manual_seed(16)
-    block = tf.TransformerBlock(16, 2, 32).eval()
+    block = _CountedBlock(16, 2, 32).eval()
     with torch.no_grad():  # 让 LayerNorm 的 γ、β 不是 1 和 0，否则有些错误看不出来
         for norm in (block.norm1, block.norm2):
             norm.gamma.uniform_(0.5, 1.5)
@@ -65,8 +98,12 @@ def check_block_forward(block_forward):
             want[norm_first] = block(X)[0]
     names = {False: "post-norm（norm_first=False）", True: "pre-norm（norm_first=True）"}
     for norm_first in (False, True):
+        block._start_counting()
         with torch.no_grad():
             got = call(block_forward, block, X, norm_first)
+        if int(block.forward_calls):
+            fail("题目只许用四个部件：不能直接调用 block(X)（它会按 block.norm_first 自己选放法），"
+                 "要用 block.attn、block.ffn、block.norm1、block.norm2 亲手组装。")
         if isinstance(got, tuple):
             fail("请只返回块的输出张量；block.attn(...) 返回（输出，权重）两项，要先取出第 0 项。")
         expect_tensor(got)
@@ -102,7 +139,7 @@ def _measured_step_flops(T: int, d: int, d_ff: int, n_layers: int, vocab: int) -
     minutes=20,
 )
 def check_decode_step_flops(decode_step_flops):
-    """学生函数 ``decode_step_flops(T, d_model, d_ff, n_layers, vocab) -> int``，与在真实模型上数出的运算量比对。"""
+    """学生函数 ``decode_step_flops(T_kv, d_model, d_ff, n_layers, vocab) -> int``，与在真实模型上数出的运算量比对。"""
     cases = [(10, 16, 64, 1, 20), (37, 32, 48, 2, 50), (100, 64, 256, 3, 30)]
     for T, d, d_ff, n_layers, vocab in cases:
         got = call(decode_step_flops, T, d, d_ff, n_layers, vocab)
@@ -110,17 +147,17 @@ def check_decode_step_flops(decode_step_flops):
         got_f = expect_number(got)
         diff = want - got_f
         if diff == 2 * d * vocab:
-            fail(f"T = {T} 时少了 2·d·V = {2 * d * vocab:,}：最后还要把向量乘上输出矩阵，得到词表上的 logits。")
+            fail(f"T_kv = {T} 时少了 2·d·V = {2 * d * vocab:,}：最后还要把向量乘上输出矩阵，得到词表上的 logits。")
         if diff == 4 * d * n_layers:
-            fail("少了每层 4d：新 token 在缓存里的 T 个 Key 之外，还要读它自己，所以是 T + 1 个。")
+            fail("少了每层 4d：新 token 在缓存里的 T_kv 个 Key 之外，还要读它自己，所以是 T_kv + 1 个。")
         if diff == n_layers * 4 * d * (T + 1):
-            fail("注意力那两项（分数 q·Kᵀ 与加权求和 α·V）都随上下文长度 T 增长，你好像漏掉了它们。")
+            fail("注意力那两项（分数 q·Kᵀ 与加权求和 α·V）都随上下文长度 T_kv 增长，你好像漏掉了它们。")
         expect_close(
             got_f, want,
-            f"T = {T}、d = {d}、d_ff = {d_ff}、{n_layers} 层、V = {vocab} 时的运算量（在真实模型上数出）",
+            f"T_kv = {T}、d = {d}、d_ff = {d_ff}、{n_layers} 层、V = {vocab} 时的运算量（在真实模型上数出）",
         )
-    return ("与在真实模型上数出的运算量一致。只有注意力那两项随 T 线性增长；投影、FFN 和输出层与 T 无关——"
-            "不用缓存时，这些与 T 无关的工作要对全部 T + 1 个位置再做一遍。")
+    return ("与在真实模型上数出的运算量一致。只有注意力那两项随 T_kv 线性增长；投影、FFN 和输出层与 T_kv 无关——"
+            "不用缓存时，这些与 T_kv 无关的工作要对全部 T_kv + 1 个位置再做一遍。")
 
 
 @checker(
@@ -168,20 +205,22 @@ def _real_cache_bytes(n_layers: int, d_model: int, T: int, batch: int, dtype: to
 
 @checker(
     "1.6.6",
-    "KV cache 有多大",
-    objective="由层数、宽度、上下文长度、batch 和数的精度算出 KV cache 的字节数，并用真实的缓存张量核对",
-    difficulty=1,
-    minutes=10,
+    "KV cache 有多大，能放下多长的上下文",
+    objective="由层数、宽度、batch 和数的精度算出 KV cache 的大小，并反过来求给定显存预算下能放下的最长上下文",
+    difficulty=2,
+    minutes=15,
 )
-def check_kv_cache_size(kv_cache_size):
-    """学生函数 ``kv_cache_size(n_layers, d_model, T, batch, bytes_per_value) -> int``，与真实缓存的 ``.nbytes`` 比对。"""
+def check_kv_cache_size(kv_cache_size, max_context):
+    """学生函数 ``kv_cache_size(n_layers, d_model, T_kv, batch, bytes_per_value) -> int``，与真实缓存的 ``.nbytes`` 比对；
+    ``max_context(n_layers, d_model, batch, bytes_per_value, budget) -> int``，在小配置上用真实缓存核对
+    “T_kv 放得下、T_kv + 1 放不下”，在大配置上按缓存公式核对。"""
     cases = [(1, 16, 10, 1, torch.float32), (3, 32, 7, 4, torch.float64), (2, 64, 50, 2, torch.float32)]
     for n_layers, d, T, B, dtype in cases:
         size = torch.empty((), dtype=dtype).element_size()
         got = call(kv_cache_size, n_layers, d, T, B, size)
         want = _real_cache_bytes(n_layers, d, T, B, dtype)
-        got_i = int(expect_number(got, "字节数", integer=True))
-        where = f"{n_layers} 层、d_model = {d}、T = {T}、batch = {B}、每个数 {size} 字节"
+        got_i = _integer(got, "字节数")
+        where = f"{n_layers} 层、d_model = {d}、T_kv = {T}、batch = {B}、每个数 {size} 字节"
         if 2 * got_i == want:
             fail(f"{where}时只有真实缓存的一半：K 和 V 各存一份。")
         if got_i * n_layers == want and n_layers > 1:
@@ -189,7 +228,35 @@ def check_kv_cache_size(kv_cache_size):
         if got_i * B == want and B > 1:
             fail(f"{where}时少了 batch 这个因子：每条序列都有自己的缓存。")
         expect(got_i == want, f"{where}时真实缓存张量的 nbytes 之和是 {want:,}，你的是 {got_i:,}。")
-    return "与真实缓存张量的 nbytes 一致：2 × 层数 × batch × T × d_model × 每个数的字节，与头数无关。"
+
+    # 小配置：用真实的缓存核对（T_kv 放得下，T_kv + 1 放不下）
+    for n_layers, d, B, dtype, budget in [(2, 16, 3, torch.float32, 10_000), (1, 8, 2, torch.float64, 5_000),
+                                          (2, 16, 3, torch.float32, 700)]:
+        size = torch.empty((), dtype=dtype).element_size()
+        where = f"{n_layers} 层、d_model = {d}、batch = {B}、每个数 {size} 字节、预算 {budget:,} 字节"
+        got_T = _integer(call(max_context, n_layers, d, B, size, budget), "上下文长度")
+        expect(got_T >= 0, f"{where}时你返回了 {got_T}：上下文长度不能是负数。")
+        if got_T > 0:
+            used = _real_cache_bytes(n_layers, d, got_T, B, dtype)
+            expect(used <= budget, f"{where}时，上下文 {got_T} 的真实缓存有 {used:,} 字节，超过了预算。")
+        bigger = _real_cache_bytes(n_layers, d, got_T + 1, B, dtype)
+        expect(bigger > budget, f"{where}时，上下文 {got_T + 1} 的真实缓存也只有 {bigger:,} 字节，还放得下：你给的不是最长的。")
+
+    # 接近真实大模型的配置：真实张量太大，按缓存公式核对
+    for n_layers, d, B, size, budget in [(32, 4096, 8, 2, 16 * 2**30), (32, 4096, 8, 2, 4_194_304 * 2384 + 3_000_000),
+                                         (80, 8192, 1, 2, 40 * 10**9)]:
+        per_position = 2 * n_layers * B * d * size
+        want_T = budget // per_position
+        where = f"{n_layers} 层、d_model = {d}、batch = {B}、每个数 {size} 字节、预算 {budget:,} 字节"
+        got_T = _integer(call(max_context, n_layers, d, B, size, budget), "上下文长度")
+        if got_T == want_T * B and B > 1:
+            fail(f"{where}时你的结果是应有的 batch 倍：{B} 条序列各有各的缓存，要一起装进预算。")
+        if got_T == 2 * want_T or got_T == 2 * want_T + 1:
+            fail(f"{where}时你的结果大约多了一倍：每个位置要存 K 和 V 两份。")
+        expect(got_T <= want_T, f"{where}时，上下文 {got_T:,} 的缓存是 {got_T * per_position:,} 字节，超过了预算（要向下取整）。")
+        expect(got_T == want_T, f"{where}时最多能放 {want_T:,} 个位置，你的是 {got_T:,}。")
+    return ("与真实缓存张量的 nbytes 一致：2 × 层数 × batch × T_kv × d_model × 每个数的字节，与头数无关。"
+            "能放下的上下文是预算 ÷ 每个位置的字节数，向下取整：精度减半、上下文翻倍；batch 翻倍、上下文减半。")
 
 
 @checker(
@@ -206,9 +273,12 @@ def check_cross_attention(cross_attention):
 
     from seqlab import encdec
 
+    class CountedCrossAttention(_CallCounter, encdec.MultiHeadCrossAttention):
+        pass
+
     torch.manual_seed(67)
     d, h = 12, 3
-    attn = encdec.MultiHeadCrossAttention(d, h).eval()
+    attn = CountedCrossAttention(d, h).eval()
     reference = nn.MultiheadAttention(d, h, batch_first=True).eval()
     with torch.no_grad():
         reference.in_proj_weight.copy_(torch.cat([attn.W_Q.weight, attn.W_K.weight, attn.W_V.weight]))
@@ -219,7 +289,10 @@ def check_cross_attention(cross_attention):
     with torch.no_grad():
         want = reference(Y, M, M, need_weights=False)[0]
         self_attn = reference(Y, Y, Y, need_weights=False)[0]
+        attn._start_counting()
         got = call(cross_attention, attn, Y.clone(), M.clone())
+    if int(attn.forward_calls):
+        fail("题目只许用四个线性层和头数：不能直接调用 attn(Y, M)，要自己写出投影、分头、softmax 和拼接。")
     if isinstance(got, tuple):
         fail("请只返回输出张量（形状 (B, T, d)），不要连权重一起返回。")
     expect_tensor(got)

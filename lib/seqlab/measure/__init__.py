@@ -15,6 +15,7 @@ from seqlab.measure.counts import (
     MatmulFlops,
     arithmetic_intensity,
     count_flops,
+    count_torch_calls,
     counted_flops,
     graph_distance,
     n_parameters,
@@ -36,7 +37,7 @@ from seqlab.measure.timing import cpu_clock, peak_memory_bytes, timing_samples
 
 __all__ = [
     "MODES", "Intensity", "LookupTiming", "MatmulFlops", "PrefillDecode", "ScalingResult", "Span", "StepCost",
-    "arithmetic_intensity", "cache_tensor_bytes", "count_flops", "counted_flops", "cpu_clock", "decode_step_cost",
+    "arithmetic_intensity", "cache_tensor_bytes", "count_flops", "count_torch_calls", "counted_flops", "cpu_clock", "decode_step_cost",
     "graph_distance", "loglog_slope", "measure_lookup", "measure_prefill_decode", "measure_scaling", "n_parameters",
     "peak_memory_bytes", "record_timeline", "step_costs", "table1_counts", "timing_samples",
 ]

@@ -55,6 +55,28 @@ def count_flops(fn: Callable[[], object]) -> int:
     return counter.flops
 
 
+class TorchCalls(TorchFunctionMode):
+    """在 ``with`` 块内数调用了多少次张量运算（矩阵乘法、加法、softmax、取下标……各算一次，只数最外层的调用）。
+
+    每次调用都要付一份与张量大小无关的调度开销；张量很小时，一次前向的用时主要取决于这个次数。
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.calls += 1
+        return func(*args, **(kwargs or {}))
+
+
+def count_torch_calls(fn: Callable[[], object]) -> int:
+    """运行 ``fn()``，返回其中张量运算的调用次数（见 ``TorchCalls``）。"""
+    with TorchCalls() as counter:
+        fn()
+    return counter.calls
+
+
 def counted_flops(fn: Callable[[], object]) -> int:
     """运行 ``fn`` 一次，返回 PyTorch 的 ``FlopCounterMode`` 数出的浮点运算数（与机器忙闲无关）。"""
     from torch.utils.flop_counter import FlopCounterMode
@@ -159,21 +181,24 @@ def _matmul_weight_bytes(model: TinyDecoder) -> int:
 
 
 @torch.no_grad()
-def arithmetic_intensity(model: TinyDecoder, S: int, mode: str) -> Intensity:
+def arithmetic_intensity(model: TinyDecoder, S: int, mode: str, *, batch: int = 1) -> Intensity:
     """``mode = "prefill"``：一次处理 ``S`` 个 token；``mode = "decode"``：上下文已有 ``S`` 个 token 时的一步。
 
+    ``batch`` 条序列一起算：权重每次前向只读一遍，却要用在 ``batch`` 倍的行上；每条序列有自己的 KV cache。
     运算量是在真实模型上数出来的；字节数来自真实张量：参数的 ``nbytes``、前向前后 KV cache 的 ``nbytes()``，
     以及 Embedding 表里真正被读到的行。
     """
-    guard_decoder(model, S + 1)
-    ids = torch.zeros(1, S + 1, dtype=torch.long)
+    if not isinstance(batch, int) or batch < 1:
+        raise InputError(f"batch 大小必须是正整数，现在是 {batch!r}。")
+    guard_decoder(model, S + 1, batch)
+    ids = torch.zeros(batch, S + 1, dtype=torch.long)
     row_bytes = model.embed.weight[0].nbytes
     cache = KVCache()
     if mode == "prefill":
         flops = count_flops(lambda: model(ids[:, :S], cache))
-        return Intensity(flops, _matmul_weight_bytes(model) + S * row_bytes, cache.nbytes())
+        return Intensity(flops, _matmul_weight_bytes(model) + batch * S * row_bytes, cache.nbytes())
     if mode == "decode":
         model(ids[:, :S], cache)
         flops = count_flops(lambda: model(ids[:, S:], cache))
-        return Intensity(flops, _matmul_weight_bytes(model) + row_bytes, cache.nbytes())
+        return Intensity(flops, _matmul_weight_bytes(model) + batch * row_bytes, cache.nbytes())
     raise InputError(f"未知的模式 {mode!r}；可选 'prefill' 或 'decode'。")

@@ -46,10 +46,10 @@ def layer_head_state(segment: str, layer: int, head: int) -> LayerHeadState:
     ids = induction.repeat_twice(segment)
     with single_thread():  # 这么小的模型，单线程最快；机器繁忙时多线程反而要等
         logits, weights = _model()(ids, return_weights=True)
-    L = len(segment)
+    m = len(segment)
     pred = logits[0].argmax(-1)
     target = ids[0, 1:]
-    graded = slice(L + 1, 2 * L)  # 第二遍里、当前字已经出现过的位置（最后一个位置之后没有答案）
+    graded = slice(m + 1, 2 * m)  # 第二遍里、当前字已经出现过的位置（最后一个位置之后没有答案）
     return LayerHeadState(
         segment=segment,
         layer=layer,
@@ -58,8 +58,8 @@ def layer_head_state(segment: str, layer: int, head: int) -> LayerHeadState:
         alpha=weights[layer - 1][0, head - 1].tolist(),
         predicted="".join(induction.COPY_VOCAB[i] for i in pred.tolist()),
         correct=int((pred[graded] == target[graded]).sum()),
-        graded=L - 1,
-        scores=induction.head_scores(weights, L)[(layer - 1, head - 1)],
+        graded=m - 1,
+        scores=induction.head_scores(weights, m)[(layer - 1, head - 1)],
     )
 
 

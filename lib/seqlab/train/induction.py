@@ -27,19 +27,19 @@ PERIOD_RANGE = (3, 8)
 
 
 def copy_task_batch(n: int, generator: random.Random) -> tuple[torch.Tensor, torch.Tensor]:
-    """“循环复读”任务：随机抽 L 个不同的字（L 在 3…8 之间随机），循环重复到 16 个字，前面加 〈始〉。
+    """“循环复读”任务：随机抽 m 个不同的字（m 在 3…8 之间随机），循环重复到 16 个字，前面加 〈始〉。
 
     返回 ``ids (n, 17)`` 与 ``graded (n, 16)``：``graded[b, t]`` 为真表示位置 ``t`` 的下一个字可以由
-    前文推出（当前字是重复出现的，它上一次出现时后面跟的字就是答案）。周期 L 每句不同，
+    前文推出（当前字是重复出现的，它上一次出现时后面跟的字就是答案）。周期 m 每句不同，
     所以模型不能靠“往回数固定几格”作答，必须先找到当前字上一次出现的位置。
     """
     ids = torch.zeros(n, COPY_LEN + 1, dtype=torch.long)
     graded = torch.zeros(n, COPY_LEN, dtype=torch.bool)
     for b in range(n):
-        L = generator.randint(*PERIOD_RANGE)
-        period = generator.sample(range(1, len(COPY_VOCAB)), L)
-        ids[b, 1:] = torch.tensor([period[t % L] for t in range(COPY_LEN)])
-        graded[b, L + 1 :] = True  # 位置 t（含 〈始〉）的字是第 2 次及以后出现
+        m = generator.randint(*PERIOD_RANGE)
+        period = generator.sample(range(1, len(COPY_VOCAB)), m)
+        ids[b, 1:] = torch.tensor([period[t % m] for t in range(COPY_LEN)])
+        graded[b, m + 1 :] = True  # 位置 t（含 〈始〉）的字是第 2 次及以后出现
     return ids, graded
 
 
@@ -65,7 +65,7 @@ def copy_accuracy(model: TinyDecoder, ids: torch.Tensor, graded: torch.Tensor) -
 
 
 def repeat_twice(segment: str) -> torch.Tensor:
-    """把一段字重复两遍、前面加 〈始〉：``(1, 1 + 2L)`` 的 id。段长 L 须在训练见过的 3…8 之间。"""
+    """把一段字重复两遍、前面加 〈始〉：``(1, 1 + 2m)`` 的 id。段长 m 须在训练见过的 3…8 之间。"""
     lo, hi = PERIOD_RANGE
     if not lo <= len(segment) <= hi:
         raise InputError(f"这段字有 {len(segment)} 个，模型训练时只见过 {lo} 到 {hi} 个字的段落。")
@@ -74,20 +74,20 @@ def repeat_twice(segment: str) -> torch.Tensor:
     return encode_copy(segment * 2)
 
 
-def head_scores(weights: list[torch.Tensor], L: int) -> dict[tuple[int, int], dict[str, float]]:
-    """对 ``repeat_twice`` 得到的序列（段长 ``L``），给每个 (层, 头) 打两个分：
+def head_scores(weights: list[torch.Tensor], m: int) -> dict[tuple[int, int], dict[str, float]]:
+    """对 ``repeat_twice`` 得到的序列（段长 ``m``），给每个 (层, 头) 打两个分：
 
     * ``previous``：每个位置放在“前一个位置”上的平均权重（读前一个字的头）；
     * ``induction``：第二遍里每个位置放在“它上一次出现的位置的下一格”上的平均权重（复读头）。
     ``weights`` 是 ``TinyDecoder(..., return_weights=True)`` 返回的列表，每项 ``(1, h, S, S)``。
     """
-    S = 1 + 2 * L
+    S = 1 + 2 * m
     scores = {}
     for layer, alpha in enumerate(weights):
         for head in range(alpha.shape[1]):
             a = alpha[0, head]
             prev = torch.stack([a[t, t - 1] for t in range(1, S)]).mean().item()
-            ind = torch.stack([a[t, t - L + 1] for t in range(L + 1, S)]).mean().item()
+            ind = torch.stack([a[t, t - m + 1] for t in range(m + 1, S)]).mean().item()
             scores[(layer, head)] = {"previous": prev, "induction": ind}
     return scores
 

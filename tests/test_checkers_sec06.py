@@ -1,0 +1,233 @@
+"""第 1.6 节练习的检查：每个检查至少拒绝一个错误答案，并接受一个不寻常但正确的答案。"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from seqlab.exercises import sec06
+
+
+@pytest.fixture(autouse=True)
+def _lenient(monkeypatch):
+    monkeypatch.delenv("SEQLAB_STRICT_CHECKS", raising=False)  # 答错时返回 ❌，而不是抛出
+
+
+def _rejected(result, *words: str) -> None:
+    assert not result.passed and not result.unfinished, result
+    for word in words:
+        assert word in result.message, result.message
+
+
+# ---------------------------------------------------------------- 1.6.1 一个块有多少参数
+def _block_params(d_model, d_ff):
+    return 4 * (d_model * d_model + d_model) + 2 * d_model * d_ff + d_ff + d_model + 4 * d_model
+
+
+def test_block_params_accepts_the_reference_and_a_float_or_tensor_count():
+    assert sec06.check_block_params(_block_params).passed
+    assert sec06.check_block_params(lambda d, f: float(_block_params(d, f))).passed  # 3.0 这样的整数值也算
+    assert sec06.check_block_params(lambda d, f: torch.tensor(_block_params(d, f))).passed
+
+
+def test_block_params_rejects_missing_biases_norms_and_non_integers():
+    _rejected(sec06.check_block_params(lambda d, f: _block_params(d, f) - 4 * d), "LayerNorm", "偏置")
+    _rejected(sec06.check_block_params(lambda d, f: _block_params(d, f) - f - d), "FFN")
+    _rejected(sec06.check_block_params(lambda d, f: _block_params(d, f) - (d * d + d)), "W_O")
+    _rejected(sec06.check_block_params(lambda d, f: _block_params(d, f) + 0.5), "整数")
+
+
+# ---------------------------------------------------------------- 1.6.2 pre-norm 与 post-norm
+def _block_forward(block, X, norm_first):
+    if norm_first:
+        X = X + block.attn(block.norm1(X))[0]
+        return X + block.ffn(block.norm2(X))
+    X = block.norm1(X + block.attn(X)[0])
+    return block.norm2(X + block.ffn(X))
+
+
+def test_block_forward_accepts_the_reference_and_a_functional_version():
+    assert sec06.check_block_forward(_block_forward).passed
+
+    def by_sublayers(block, X, norm_first):  # 把两个子层写成一张表，再循环；不改 X
+        sublayers = [(block.norm1, lambda Z: block.attn(Z)[0]), (block.norm2, block.ffn)]
+        out = X.clone()
+        for norm, sublayer in sublayers:
+            out = out + sublayer(norm(out)) if norm_first else norm(out + sublayer(out))
+        return out
+
+    assert sec06.check_block_forward(by_sublayers).passed
+
+
+def test_block_forward_rejects_swapped_orders_and_calling_the_whole_block():
+    _rejected(sec06.check_block_forward(lambda b, X, nf: _block_forward(b, X, not nf)), "弄反")
+
+    def whole_block(block, X, norm_first):  # 改掉开关再调用整个块：结果对，却没有按题目组装
+        block.norm_first = norm_first
+        return block(X)[0]
+
+    _rejected(sec06.check_block_forward(whole_block), "block(X)")
+
+    def pre_norm_normalising_the_stream(block, X, norm_first):
+        if not norm_first:
+            return _block_forward(block, X, False)
+        X = block.norm1(X + block.attn(block.norm1(X))[0])
+        return block.norm2(X + block.ffn(block.norm2(X)))
+
+    _rejected(sec06.check_block_forward(pre_norm_normalising_the_stream))
+
+
+# ---------------------------------------------------------------- 1.6.3 有 KV cache 时一步解码的运算量
+def _decode_step_flops(T_kv, d_model, d_ff, n_layers, vocab):
+    per_layer = 8 * d_model * d_model + 4 * (T_kv + 1) * d_model + 4 * d_model * d_ff
+    return n_layers * per_layer + 2 * d_model * vocab
+
+
+def test_decode_step_flops_accepts_the_reference_and_a_float_formula():
+    assert sec06.check_decode_step_flops(_decode_step_flops).passed
+
+    def per_weight(T_kv, d_model, d_ff, n_layers, vocab):  # 另一种数法：2 × 权重个数 + 注意力，按浮点数返回
+        weights = n_layers * (4 * d_model**2 + 2 * d_model * d_ff) + d_model * vocab
+        return 2.0 * weights + n_layers * 4.0 * d_model * (T_kv + 1)
+
+    assert sec06.check_decode_step_flops(per_weight).passed
+
+
+def test_decode_step_flops_rejects_forgetting_the_new_token_and_the_output_layer():
+    _rejected(sec06.check_decode_step_flops(lambda T, d, f, n, V: _decode_step_flops(T - 1, d, f, n, V)), "T_kv + 1")
+    _rejected(sec06.check_decode_step_flops(lambda T, d, f, n, V: _decode_step_flops(T, d, f, n, V) - 2 * d * V), "logits")
+
+
+# ---------------------------------------------------------------- 1.6.5 温度与 top-k 采样
+def _top_k_probs(logits, k, temperature):
+    z = logits / temperature
+    kth = torch.topk(z, k).values[-1]
+    return torch.softmax(z.masked_fill(z < kth, float("-inf")), dim=-1)
+
+
+def test_top_k_probs_accepts_the_reference_and_power_renormalisation():
+    assert sec06.check_top_k_probs(_top_k_probs).passed
+
+    def power_then_cut(logits, k, temperature):  # p^(1/τ) 再归一化等于 softmax(z/τ)；在 float64 里截断
+        p = torch.softmax(logits.double(), dim=-1) ** (1 / temperature)
+        keep = torch.zeros_like(p, dtype=torch.bool)
+        keep[p.argsort(descending=True)[:k]] = True
+        p = torch.where(keep, p, torch.zeros_like(p))
+        return p / p.sum()
+
+    assert sec06.check_top_k_probs(power_then_cut).passed
+
+
+def test_top_k_probs_rejects_ignoring_temperature_and_not_renormalising():
+    _rejected(sec06.check_top_k_probs(lambda z, k, t: _top_k_probs(z, k, 1.0)), "温度")
+
+    def cut_without_renormalising(logits, k, temperature):
+        p = torch.softmax(logits / temperature, dim=-1)
+        kth = torch.topk(p, k).values[-1]
+        return torch.where(p >= kth, p, torch.zeros_like(p))
+
+    _rejected(sec06.check_top_k_probs(cut_without_renormalising), "归一化")
+
+
+# ---------------------------------------------------------------- 1.6.6 KV cache 有多大，能放下多长的上下文
+def _kv_cache_size(n_layers, d_model, T_kv, batch, bytes_per_value):
+    return 2 * n_layers * batch * T_kv * d_model * bytes_per_value
+
+
+def _max_context(n_layers, d_model, batch, bytes_per_value, budget):
+    return budget // _kv_cache_size(n_layers, d_model, 1, batch, bytes_per_value)
+
+
+def test_kv_cache_size_accepts_the_reference_and_a_search_for_the_context():
+    assert sec06.check_kv_cache_size(_kv_cache_size, _max_context).passed
+
+    def by_doubling_and_bisection(n_layers, d_model, batch, bytes_per_value, budget):  # 不除法：倍增再二分
+        def fits(T):
+            return _kv_cache_size(n_layers, d_model, T, batch, bytes_per_value) <= budget
+
+        hi = 1
+        while fits(hi):
+            hi *= 2
+        lo = 0
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+        return lo
+
+    def size_as_float(n_layers, d_model, T_kv, batch, bytes_per_value):
+        return float(_kv_cache_size(n_layers, d_model, T_kv, batch, bytes_per_value))
+
+    assert sec06.check_kv_cache_size(size_as_float, by_doubling_and_bisection).passed
+
+
+def test_kv_cache_size_rejects_missing_factors_rounding_up_and_forgetting_the_batch():
+    _rejected(sec06.check_kv_cache_size(lambda n, d, T, B, b: n * B * T * d * b, _max_context), "K 和 V")
+    _rejected(sec06.check_kv_cache_size(lambda n, d, T, B, b: 2 * n * T * d * b, _max_context), "batch")
+
+    def rounded_up(n_layers, d_model, batch, bytes_per_value, budget):
+        return math.ceil(budget / _kv_cache_size(n_layers, d_model, 1, batch, bytes_per_value))
+
+    _rejected(sec06.check_kv_cache_size(_kv_cache_size, rounded_up), "超过了预算")
+
+    def rounded(n_layers, d_model, batch, bytes_per_value, budget):
+        return round(budget / _kv_cache_size(n_layers, d_model, 1, batch, bytes_per_value))
+
+    _rejected(sec06.check_kv_cache_size(_kv_cache_size, rounded))
+
+    def one_sequence_only(n_layers, d_model, batch, bytes_per_value, budget):
+        return budget // _kv_cache_size(n_layers, d_model, 1, 1, bytes_per_value)
+
+    _rejected(sec06.check_kv_cache_size(_kv_cache_size, one_sequence_only))
+
+    def one_short(n_layers, d_model, batch, bytes_per_value, budget):
+        return max(0, _max_context(n_layers, d_model, batch, bytes_per_value, budget) - 1)
+
+    _rejected(sec06.check_kv_cache_size(_kv_cache_size, one_short), "不是最长的")
+    unfinished = sec06.check_kv_cache_size(_kv_cache_size, None)
+    assert unfinished.unfinished and not unfinished.passed
+
+
+# ---------------------------------------------------------------- 1.6.7 交叉注意力子层
+def _cross_attention(attn, Y, M):
+    B, T, d = Y.shape
+    h = attn.n_heads
+    d_k = d // h
+
+    def heads(X):
+        return X.view(B, X.shape[1], h, d_k).transpose(1, 2)
+
+    Q, K, V = heads(attn.W_Q(Y)), heads(attn.W_K(M)), heads(attn.W_V(M))
+    alpha = torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(d_k), dim=-1)
+    return attn.W_O((alpha @ V).transpose(1, 2).reshape(B, T, d))
+
+
+def test_cross_attention_accepts_the_reference_and_a_per_head_loop_with_einsum():
+    assert sec06.check_cross_attention(_cross_attention).passed
+
+    def per_head(attn, Y, M):  # 一个头一个头地算，用 einsum 和 PyTorch 的注意力函数
+        h, d = attn.n_heads, Y.shape[-1]
+        d_k = d // h
+        Q, K, V = attn.W_Q(Y), attn.W_K(M), attn.W_V(M)
+        outs = []
+        for i in range(h):
+            cols = slice(i * d_k, (i + 1) * d_k)
+            scores = torch.einsum("btk,bsk->bts", Q[..., cols], K[..., cols]) / d_k**0.5
+            outs.append(torch.einsum("bts,bsk->btk", scores.softmax(-1), V[..., cols]))
+        return attn.W_O(torch.cat(outs, dim=-1))
+
+    assert sec06.check_cross_attention(per_head).passed
+
+
+def test_cross_attention_rejects_self_attention_missing_scale_and_calling_the_module():
+    _rejected(sec06.check_cross_attention(lambda attn, Y, M: _cross_attention(attn, Y, Y)), "自注意力")
+
+    def unscaled(attn, Y, M):
+        B, T, d = Y.shape
+        h = attn.n_heads
+        Q, K, V = (x.view(B, -1, h, d // h).transpose(1, 2) for x in (attn.W_Q(Y), attn.W_K(M), attn.W_V(M)))
+        return attn.W_O((torch.softmax(Q @ K.transpose(-2, -1), dim=-1) @ V).transpose(1, 2).reshape(B, T, d))
+
+    _rejected(sec06.check_cross_attention(unscaled), "√d_k")
+    _rejected(sec06.check_cross_attention(lambda attn, Y, M: attn(Y, M)[0]), "attn(Y, M)")
