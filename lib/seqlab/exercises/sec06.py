@@ -308,12 +308,12 @@ def check_cross_attention(cross_attention):
         one_head = torch.softmax(attn.W_Q(Y) @ attn.W_K(M).transpose(-2, -1) / d**0.5, dim=-1) @ attn.W_V(M)
         one_head = attn.W_O(one_head)
     if torch.allclose(got, unscaled, atol=1e-5):
-        fail(f"分数要除以 √d_k（这里 d_k = d / h = {d // h}）再做 softmax。")
+        fail(f"分数要除以 √d_k（这里 d_k = d / n_h = {d // h}）再做 softmax。")
     if torch.allclose(got, one_head, atol=1e-5):
-        fail(f"你只用了一个 {d} 维的头：要把 Q、K、V 各自切成 h = {h} 个 {d // h} 维的头，分别做注意力，再拼回来经过 W_O。")
+        fail(f"你只用了一个 {d} 维的头：要把 Q、K、V 各自切成 n_h = {h} 个 {d // h} 维的头，分别做注意力，再拼回来经过 W_O。")
     expect(torch.allclose(got, want, atol=1e-5),
            f"与 torch.nn.MultiheadAttention 不一致（最大差 {(got - want).abs().max():.3g}）。"
-           "顺序：Q = W_Q(Y)，K = W_K(M)，V = W_V(M) → 切成 h 个头 → softmax(QKᵀ/√d_k)V → 拼接 → W_O。")
+           "顺序：Q = W_Q(Y)，K = W_K(M)，V = W_V(M) → 切成 n_h 个头 → softmax(QKᵀ/√d_k)V → 拼接 → W_O。")
     lib = attn(Y, M)[0]
     expect(torch.allclose(got, lib, atol=1e-5), "与库里的 MultiHeadCrossAttention 不一致。")
     return ("与 torch.nn.MultiheadAttention（query = Y，key = value = M）及库里的实现都一致。输出的行数跟着解码器走，"
