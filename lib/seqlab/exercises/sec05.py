@@ -11,6 +11,10 @@ from seqlab import attention
 from seqlab.exercises import call, call_tracing_torch, checker, expect, expect_tensor, fail
 from seqlab.measure import peak_memory_bytes
 
+# 1.5.1 里不许调用的现成实现：各种 softmax，以及 PyTorch 的融合注意力。
+# seqlab.attention 里的函数也调用 torch.softmax，所以用库来答题同样会被认出来。
+READY_MADE = ("softmax", "special_softmax", "log_softmax", "scaled_dot_product_attention")
+
 
 @checker(
     "1.5.1",
@@ -20,12 +24,21 @@ from seqlab.measure import peak_memory_bytes
     minutes=15,
 )
 def check_self_attention(self_attention):
-    """学生函数 ``self_attention(X, W_Q, W_K, W_V) -> (S, d_v)`` 的输出。"""
+    """学生函数 ``self_attention(X, W_Q, W_K, W_V) -> (S, d_v)`` 的输出；按行 softmax 自己写，而且数值稳定。"""
     g = torch.Generator().manual_seed(15)
-    for S, d, d_k, d_v in [(5, 6, 4, 3), (1, 4, 4, 4), (9, 8, 2, 5)]:
+    # 最后一组把 W_Q 放大：分数超过 1000，直接求 exp 会溢出成 inf，只有先减去每行最大值才算得出来
+    for S, d, d_k, d_v, scale in [(5, 6, 4, 3, 1.0), (1, 4, 4, 4, 1.0), (9, 8, 2, 5, 1.0), (6, 5, 3, 2, 60.0)]:
         X = torch.randn(S, d, generator=g, dtype=torch.float64)
         W_Q, W_K, W_V = (torch.randn(d, n, generator=g, dtype=torch.float64) for n in (d_k, d_k, d_v))
-        got = expect_tensor(call(self_attention, X, W_Q, W_K, W_V), "返回值")
+        W_Q = W_Q * scale
+        got, trace = call_tracing_torch(self_attention, X, W_Q, W_K, W_V)
+        ready = sorted({n.rsplit('.', 1)[-1] for n in trace.used(*READY_MADE)})
+        if ready:
+            fail(
+                f"你的函数调用了现成的 {'、'.join(ready)}。这道题要自己写出按行 softmax："
+                "先减去每行的最大值，再求 exp，再除以这一行的和（seqlab.attention 里的函数也调用了 torch.softmax）。"
+            )
+        got = expect_tensor(got, "返回值")
         Q, K, V = X @ W_Q, X @ W_K, X @ W_V
         want, weights = attention.scaled_dot_product_attention(Q, K, V)
         if got.shape == weights.shape and got.shape != want.shape:
@@ -36,23 +49,26 @@ def check_self_attention(self_attention):
             got.shape == want.shape,
             f"S = {S}、d_v = {d_v} 时输出应是 {tuple(want.shape)}，你的是 {tuple(got.shape)}。",
         )
+        got = got.detach().double()
+        if not torch.isfinite(got).all():
+            fail(
+                f"分数很大时（这一组里绝对值最大的分数是 {float((Q @ K.T).abs().max() / math.sqrt(d_k)):.0f}），你的输出里出现了 "
+                "inf 或 NaN：exp 溢出了。每一行先减去这一行的最大值再求 exp，softmax 的结果不变，却不会溢出。"
+            )
         unscaled = torch.softmax(Q @ K.T, dim=-1) @ V
-        if (
-            S > 1
-            and torch.allclose(got.double(), unscaled, atol=1e-6)
-            and not torch.allclose(unscaled, want, atol=1e-6)
-        ):
+        if S > 1 and torch.allclose(got, unscaled, atol=1e-6) and not torch.allclose(unscaled, want, atol=1e-6):
             fail("结果和没有除以 √d_k 的版本一致：别忘了把分数缩放 1/√d_k。")
         columns = torch.softmax(Q @ K.T / math.sqrt(d_k), dim=0) @ V
-        if S > 1 and torch.allclose(got.double(), columns, atol=1e-6):
-            fail("softmax 的方向反了：每个 Query（一行）对所有 Key 归一化，应当用 dim=-1。")
+        if S > 1 and torch.allclose(got, columns, atol=1e-6):
+            fail("softmax 的方向反了：每个 Query（一行）对所有 Key 归一化，应当沿最后一维（每一行）求和。")
         expect(
-            torch.allclose(got.double(), want, atol=1e-6),
-            f"S = {S} 时输出与库函数不一致（最大差 {(got.double() - want).abs().max():.3g}）。"
+            torch.allclose(got, want, atol=1e-6),
+            f"S = {S} 时输出与库函数不一致（最大差 {(got - want).abs().max():.3g}）。"
             "顺序是 Q = X W_Q、K = X W_K、V = X W_V → 分数 Q Kᵀ / √d_k → 按行 softmax → 乘 V。",
         )
     return (
-        "与 seqlab.attention.scaled_dot_product_attention 的结果一致（包括 S = 1 这种只有自己可读的情形）。"
+        "与 seqlab.attention.scaled_dot_product_attention 的结果一致（包括 S = 1 这种只有自己可读的情形），"
+        "分数很大时也没有溢出：减去每行最大值不改变 softmax，却让最大的那一项变成 e⁰ = 1。"
     )
 
 
@@ -75,7 +91,7 @@ def attention_peak(S: int) -> int:
     if not isinstance(S, int) or isinstance(S, bool) or S < 1:
         fail(f"长度必须是正整数，你传入的是 {S!r}。")
     if S > 4096:
-        fail(f"长度 {S} 太长了：这道题的答案在几百以内，请从小的长度开始倍增。")
+        fail(f"长度 {S} 太长了：这道题的答案远小于 4096，请从小的长度开始倍增。")
     X = torch.randn(S, PEAK_WIDTH, generator=torch.Generator().manual_seed(S))
     with torch.no_grad():
         return peak_memory_bytes(lambda: _attention_layer()(X))
@@ -179,6 +195,36 @@ def _sequential_scan(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.stack(out)
 
 
+def _window_scans(a: torch.Tensor, b: torch.Tensor, rounds: int) -> list[torch.Tensor]:
+    """暴力展开的参照：第 r 项是“只合成最近 2^r 步”的结果，
+    ``Σ_{t-2^r < s ≤ t} (a_{s+1} ⊙ ⋯ ⊙ a_t) ⊙ b_s``（r = 0 就是 b 本身）。不用倍增，直接按定义求和。"""
+    S = a.shape[0]
+    # P[t, s] = a_{s+1} ⊙ ⋯ ⊙ a_t（s ≤ t；s = t 时是空积 1）；形状 (S, S, d)
+    P = torch.zeros(S, S, *a.shape[1:], dtype=a.dtype)
+    for t in range(S):
+        if t:
+            P[t, :t] = P[t - 1, :t] * a[t]  # 比上一行多乘一个 a_t
+        P[t, t] = 1
+    lag = torch.arange(S)[:, None] - torch.arange(S)[None, :]  # t - s
+    out = []
+    for r in range(rounds + 1):
+        window = ((lag >= 0) & (lag < 2**r)).to(a.dtype)
+        out.append(torch.einsum("ts...,ts,s...->t...", P, window, b))
+    return out
+
+
+# 1.5.4 里不许用的运算：它们能绕开倍增，直接写出闭式解（累积和/积，或者一个下三角矩阵乘上去）。
+CLOSED_FORM = (
+    "cumsum", "cumprod", "logcumsumexp", "cummax", "cummin", "matmul", "__matmul__", "mm", "bmm", "mv",
+    "einsum", "tensordot", "tril", "triu", "linalg_solve_triangular", "triangular_solve", "matrix_power",
+    "matrix_exp", "addmm", "baddbmm", "conv1d",
+)
+
+
+def _rounds(S: int) -> int:
+    return (S - 1).bit_length()  # ⌈log₂ S⌉，S = 1 时为 0
+
+
 @checker(
     "1.5.4",
     "线性递推的并行扫描",
@@ -187,30 +233,64 @@ def _sequential_scan(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     minutes=25,
 )
 def check_linear_scan(linear_scan):
-    """学生函数 ``linear_scan(a, b) -> (h, rounds)``：``a, b, h`` 形状 ``(S, d)``，``rounds`` 是扫描的轮数。"""
+    """学生函数 ``linear_scan(a, b) -> history``：``history[r]`` 是做完 r 轮之后的 ``b``（形状 ``(S, d)``），
+    ``history[0]`` 是输入的 ``b``，``history[-1]`` 是全部的 ``h``。可以原地修改 ``a``、``b``。"""
     g = torch.Generator().manual_seed(54)
     for S, d in [(1, 3), (2, 2), (5, 4), (8, 1), (13, 3), (256, 2)]:
         a = torch.rand(S, d, generator=g, dtype=torch.float64) * 1.2
         b = torch.randn(S, d, generator=g, dtype=torch.float64)
-        a_in, b_in = a.clone(), b.clone()
-        got, trace = call_tracing_torch(linear_scan, a_in, b_in)
-        expect(torch.equal(a_in, a) and torch.equal(b_in, b), "你的函数改动了传进来的 a 或 b：请在副本上计算。")
-        expect(isinstance(got, tuple) and len(got) == 2, f"应返回 (h, rounds) 两样东西，你返回了 {type(got).__name__}。")
-        h, rounds = got
-        h = expect_tensor(h, "h")
-        want = _sequential_scan(a, b)
-        expect(h.shape == want.shape, f"S = {S}、d = {d} 时 h 的形状应是 {tuple(want.shape)}，你的是 {tuple(h.shape)}。")
+        history, trace = call_tracing_torch(linear_scan, a.clone(), b.clone())
+        closed = sorted({n.rsplit('.', 1)[-1] for n in trace.used(*CLOSED_FORM)})
+        if closed:
+            fail(
+                f"你的函数调用了 {'、'.join(closed)}。这道题只许用逐元素的乘、加和切片、拼接："
+                "累积和、累积积或一个下三角矩阵乘上去，都能一步写出闭式解，却不是倍增扫描。"
+            )
+        if isinstance(history, tuple):
+            history = list(history)
         expect(
-            torch.allclose(h.double(), want, atol=1e-9, rtol=1e-9),
-            f"S = {S} 时 h 与逐步循环的结果不一致（最大差 {(h.double() - want).abs().max():.3g}）。"
-            "每一轮里，位置 t 要把“自己这一段”与“前面相隔 k 的那一段”合并：新的 b_t = a_t ⊙ b_{t-k} + b_t，新的 a_t = a_t ⊙ a_{t-k}。",
+            isinstance(history, list) and history,
+            f"应返回一个列表 history：history[0] 是输入的 b，之后每一轮追加一项。你返回的是 {type(history).__name__}。",
         )
-        depth = math.ceil(math.log2(S)) if S > 1 else 0
-        expect(rounds == depth, f"S = {S} 时倍增扫描需要 ⌈log₂ S⌉ = {depth} 轮，你报告了 {rounds!r} 轮。")
+        for r, item in enumerate(history):
+            expect_tensor(item, f"history[{r}]")
+            expect(
+                tuple(item.shape) == (S, d),
+                f"S = {S}、d = {d} 时 history[{r}] 的形状应是 {(S, d)}，你的是 {tuple(item.shape)}。",
+            )
+        rounds, depth = len(history) - 1, _rounds(S)
+        expect(
+            rounds == depth,
+            f"S = {S} 时倍增扫描要做 ⌈log₂ S⌉ = {depth} 轮，history 应有 {depth + 1} 项（连同开头的 b），你的有 {len(history)} 项。",
+        )
+        want, final = _window_scans(a, b, depth), _sequential_scan(a, b)
+        got = [item.detach().double() for item in history]
+        if depth >= 1 and all(torch.equal(x, got[-1]) for x in got) and not torch.equal(want[0], want[-1]):
+            fail(
+                "history 里每一项都一样：你记下的很可能是同一个张量，后面的轮次又原地改了它。"
+                "原地修改时，追加到 history 里的要是那一轮的副本（.clone()）。"
+            )
+        expect(torch.equal(got[0], b), "history[0] 应当是输入的 b 本身（还没有做任何合并）。")
+        for r in range(1, depth + 1):
+            if not torch.allclose(got[r], want[r], atol=1e-9, rtol=1e-9):
+                span = 2**r
+                fail(
+                    f"S = {S} 时第 {r} 轮之后的 b 不对（最大差 {(got[r] - want[r]).abs().max():.3g}）。"
+                    f"这一轮之后，位置 t 应当代表从 t − {span - 1} 到 t 这 {span} 步合成的仿射变换（不足 {span} 步就从第 1 步开始）。"
+                    "检查合并规则：把 h ↦ a_t ⊙ (a_{t−k} ⊙ h + b_{t−k}) + b_t 展开，看看新的 b_t 和新的 a_t 各是什么；"
+                    "还要注意同一轮里 b 要用**旧的** a 来算。"
+                )
+        expect(
+            torch.allclose(got[-1], final, atol=1e-9, rtol=1e-9),
+            f"S = {S} 时最后的 h 与逐步循环的结果不一致（最大差 {(got[-1] - final).abs().max():.3g}）。",
+        )
         budget = 24 * depth + 24
         if trace.count > budget:
             fail(
                 f"S = {S} 时你的函数调用了 {trace.count} 次张量运算，远多于 {depth} 轮扫描需要的数目："
                 "看起来还是在一个位置一个位置地循环。每一轮应当用切片一次处理所有位置。"
             )
-    return "扫描与循环逐位一致；S = 256 时只要 8 轮，而逐步循环要 256 步——每一轮里的乘加全部可以同时做。"
+    return (
+        "每一轮的中间结果都对：第 r 轮之后，位置 t 手里是最近 2^r 步合成的仿射变换。"
+        "S = 256 时只要 8 轮，而逐步循环要 256 步——每一轮里的乘加全部可以同时做。"
+    )

@@ -1,0 +1,282 @@
+"""第 1.5 节每个练习检查：至少一个错误答案必须被拒绝，至少一个不寻常的正确答案必须被接受。
+
+评分时同一个检查还要经过记录与重放（seqlab.exercises.recording）：最后一组测试确认，靠运算记录与原地修改
+判定的两道题（1.5.1、1.5.4），重放后的结论与直接检查相同。
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from seqlab import attention
+from seqlab.exercises import recording, sec05
+
+
+@pytest.fixture(autouse=True)
+def _lenient(monkeypatch):
+    monkeypatch.setenv("SEQLAB_STRICT_CHECKS", "0")  # 错误答案只显示 ❌，不抛异常
+
+
+def _passes(check, answer) -> bool:
+    result = check(answer)
+    return result.passed
+
+
+# ---------------------------------------------------------------- 1.5.1 从零写出自注意力
+def _attention_stable(X, W_Q, W_K, W_V):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    s = Q @ K.T / math.sqrt(K.shape[-1])
+    e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
+    return e / e.sum(dim=-1, keepdim=True) @ V
+
+
+def _attention_logsumexp(X, W_Q, W_K, W_V):
+    """不寻常但正确：einsum 打分，减去 logsumexp 再求 exp（同样数值稳定），最后转成 float32 返回。"""
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    s = torch.einsum("id,jd->ij", Q, K) / K.shape[-1] ** 0.5
+    return (torch.exp(s - torch.logsumexp(s, dim=1, keepdim=True)) @ V).float()
+
+
+def _attention_naive_exp(X, W_Q, W_K, W_V):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    e = torch.exp(Q @ K.T / math.sqrt(K.shape[-1]))
+    return e / e.sum(dim=-1, keepdim=True) @ V
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        lambda X, W_Q, W_K, W_V: attention.scaled_dot_product_attention(X @ W_Q, X @ W_K, X @ W_V)[0],  # 用了库
+        lambda X, W_Q, W_K, W_V: F.scaled_dot_product_attention(X @ W_Q, X @ W_K, X @ W_V),  # 融合实现
+        lambda X, W_Q, W_K, W_V: torch.softmax((X @ W_Q) @ (X @ W_K).T / W_K.shape[1] ** 0.5, -1) @ (X @ W_V),
+        _attention_naive_exp,  # 不稳定：分数很大时溢出
+        lambda X, W_Q, W_K, W_V: _attention_stable(X, W_Q * W_K.shape[1] ** 0.5, W_K, W_V),  # 忘了缩放
+        lambda X, W_Q, W_K, W_V: _attention_stable(X, W_Q, W_K, W_V).T @ torch.ones(X.shape[0], 1).double(),
+    ],
+    ids=["seqlab.attention", "F.sdpa", "torch.softmax", "naive-exp", "unscaled", "wrong-shape"],
+)
+def test_self_attention_rejects(answer):
+    assert not _passes(sec05.check_self_attention, answer)
+
+
+@pytest.mark.parametrize("answer", [_attention_stable, _attention_logsumexp], ids=["max-shift", "logsumexp-einsum"])
+def test_self_attention_accepts(answer):
+    assert _passes(sec05.check_self_attention, answer)
+
+
+def test_self_attention_names_the_ready_made_softmax():
+    result = sec05.check_self_attention(lambda X, W_Q, W_K, W_V: torch.softmax(X @ W_Q @ (X @ W_K).T, -1) @ (X @ W_V))
+    assert "softmax" in result.message and "现成" in result.message
+
+
+# ---------------------------------------------------------------- 1.5.2 多长的序列会超出内存预算
+def _double_then_bisect(measure, budget):
+    hi = 1
+    while measure(hi) <= budget:
+        hi *= 2
+    lo = hi // 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if measure(mid) > budget else (mid, hi)
+    return hi
+
+
+def _triple_from_three(measure, budget):
+    """不寻常但正确：从 3 开始每次乘 3，再在最后一段里二分；先确认 1、2 是否已经超出。"""
+    for s in (1, 2):
+        if measure(s) > budget:
+            return s
+    hi = 3
+    while measure(hi) <= budget:
+        hi *= 3
+    lo = hi // 3
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if measure(mid) > budget else (mid, hi)
+    return hi
+
+
+def _last_under(measure, budget):
+    return _double_then_bisect(measure, budget) - 1  # 差一：返回最后一个没超出的
+
+
+def _from_formula(measure, budget):
+    measure(1)  # 测一次装样子，答案却来自 2·S²·4 的公式
+    return math.isqrt(budget // 8) + 1
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [_last_under, _from_formula, lambda measure, budget: next(s for s in range(1, 10_000) if measure(s) > budget),
+     lambda measure, budget: 7],
+    ids=["off-by-one", "formula", "linear-search", "constant"],
+)
+def test_first_length_over_rejects(answer):
+    assert not _passes(sec05.check_first_length_over, answer)
+
+
+@pytest.mark.parametrize("answer", [_double_then_bisect, _triple_from_three], ids=["double", "triple"])
+def test_first_length_over_accepts(answer):
+    assert _passes(sec05.check_first_length_over, answer)
+
+
+# ---------------------------------------------------------------- 1.5.3 给分数矩阵加因果掩码
+def _mask_in_place(scores):
+    """不寻常但正确：原地改传进来的矩阵并把它返回。"""
+    S = scores.shape[-1]
+    scores[torch.ones(S, S, dtype=torch.bool).triu(1)] = float("-inf")
+    return scores
+
+
+def _mask_additive(scores):
+    """不寻常但正确：加上一个 0 / -inf 的加性掩码（x + 0 恰好是 x）。"""
+    S = scores.shape[-1]
+    M = torch.zeros(S, S).masked_fill(~torch.ones(S, S, dtype=torch.bool).tril(), float("-inf"))
+    return scores + M
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        lambda s: s.masked_fill(torch.ones_like(s, dtype=torch.bool).triu(0), float("-inf")),  # 对角线也挡住
+        lambda s: s.masked_fill(torch.ones_like(s, dtype=torch.bool).tril(-1), float("-inf")),  # 方向反了
+        lambda s: s.masked_fill(torch.ones_like(s, dtype=torch.bool).triu(1), -1e9),  # 不是 -inf
+        lambda s: s,  # 什么也没挡
+    ],
+    ids=["diagonal", "past", "big-negative", "nothing"],
+)
+def test_mask_future_rejects(answer):
+    assert not _passes(sec05.check_mask_future, answer)
+
+
+@pytest.mark.parametrize("answer", [_mask_in_place, _mask_additive], ids=["in-place", "additive"])
+def test_mask_future_accepts(answer):
+    assert _passes(sec05.check_mask_future, answer)
+
+
+# ---------------------------------------------------------------- 1.5.4 线性递推的并行扫描
+def _scan(a, b):
+    history, k = [b], 1
+    while k < a.shape[0]:
+        b = torch.cat([b[:k], a[k:] * b[:-k] + b[k:]])
+        a = torch.cat([a[:k], a[k:] * a[:-k]])
+        history.append(b)
+        k *= 2
+    return history
+
+
+def _scan_in_place(a, b):
+    """不寻常但正确：原地修改 a、b，每轮追加副本，返回元组。"""
+    history, k = [b.clone()], 1
+    while k < a.shape[0]:
+        b[k:] = a[k:] * b[:-k] + b[k:]
+        a[k:] = a[k:] * a[:-k]
+        history.append(b.clone())
+        k *= 2
+    return tuple(history)
+
+
+def _scan_padded(a, b):
+    """不寻常但正确：前面补上恒等变换（a = 1，b = 0），每轮对所有位置做同一个更新。"""
+    history, k = [b], 1
+    while k < a.shape[0]:
+        b = a * torch.cat([torch.zeros_like(b[:k]), b[:-k]]) + b
+        a = a * torch.cat([torch.ones_like(a[:k]), a[:-k]])
+        history.append(b)
+        k *= 2
+    return history
+
+
+def _scan_alias(a, b):
+    history, k = [b], 1
+    while k < a.shape[0]:
+        b[k:] = a[k:] * b[:-k] + b[k:]
+        a[k:] = a[k:] * a[:-k]
+        history.append(b)  # 每一项都是同一个张量
+        k *= 2
+    return history
+
+
+def _scan_a_first(a, b):
+    history, k = [b], 1
+    while k < a.shape[0]:
+        a = torch.cat([a[:k], a[k:] * a[:-k]])  # 先更新了 a，再用新的 a 算 b
+        b = torch.cat([b[:k], a[k:] * b[:-k] + b[k:]])
+        history.append(b)
+        k *= 2
+    return history
+
+
+def _closed_form(a, b):
+    P = torch.cumprod(a, 0)
+    h = P * torch.cumsum(b / P, 0)
+    return [b] + [h] * (a.shape[0] - 1).bit_length()  # 报告了从没做过的轮次
+
+
+def _matrix_closed_form(a, b):
+    S = a.shape[0]
+    log_a = torch.log(a)
+    C = torch.ones(S, S, dtype=a.dtype).tril() @ log_a  # 不用 cumsum 的累积和
+    M = torch.exp(C[:, None, :] - C[None, :, :]) * torch.ones(S, S, 1, dtype=a.dtype).tril()
+    h = torch.einsum("tsd,sd->td", M, b)
+    return [b] + [h] * (S - 1).bit_length()
+
+
+def _loop_with_fake_history(a, b):
+    h, prev = [], torch.zeros_like(b[0])
+    for t in range(a.shape[0]):
+        prev = a[t] * prev + b[t]
+        h.append(prev)
+    h = torch.stack(h)
+    return [b] + [h] * (a.shape[0] - 1).bit_length()
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [_scan_alias, _scan_a_first, _closed_form, _matrix_closed_form, _loop_with_fake_history,
+     lambda a, b: _scan(a, b)[-1]],
+    ids=["aliased-history", "a-before-b", "cumprod", "tril-matmul", "loop", "only-h"],
+)
+def test_linear_scan_rejects(answer):
+    assert not _passes(sec05.check_linear_scan, answer)
+
+
+@pytest.mark.parametrize("answer", [_scan, _scan_in_place, _scan_padded], ids=["cat", "in-place", "padded"])
+def test_linear_scan_accepts(answer):
+    assert _passes(sec05.check_linear_scan, answer)
+
+
+def test_the_window_reference_agrees_with_the_loop_and_the_scan():
+    g = torch.Generator().manual_seed(0)
+    for S in (1, 2, 3, 8, 9, 33):
+        a = torch.rand(S, 2, generator=g, dtype=torch.float64) * 1.2
+        b = torch.randn(S, 2, generator=g, dtype=torch.float64)
+        want = sec05._window_scans(a, b, sec05._rounds(S))
+        assert torch.allclose(want[-1], sec05._sequential_scan(a, b), atol=1e-12)
+        got = _scan(a, b)
+        assert len(got) == len(want) and all(torch.allclose(x, y, atol=1e-12) for x, y in zip(got, want))
+
+
+# ---------------------------------------------------------------- 评分：重放的结论与直接检查相同
+@pytest.mark.parametrize(
+    ("check", "answer"),
+    [
+        (sec05.check_self_attention, _attention_stable),
+        (sec05.check_self_attention, lambda X, W_Q, W_K, W_V: F.scaled_dot_product_attention(X @ W_Q, X @ W_K, X @ W_V)),
+        (sec05.check_linear_scan, _scan_in_place),
+        (sec05.check_linear_scan, _scan_alias),
+        (sec05.check_linear_scan, _closed_form),
+        (sec05.check_mask_future, _mask_in_place),
+    ],
+    ids=["attention-ok", "attention-fused", "scan-in-place", "scan-alias", "scan-closed", "mask-in-place"],
+)
+def test_replayed_verdict_equals_the_direct_check(check, answer):
+    direct = check(answer)
+    data = json.loads(json.dumps(recording.record(check, [answer])))
+    replayed = recording.judge(check, data)
+    assert (replayed.passed, replayed.message) == (direct.passed, direct.message)
