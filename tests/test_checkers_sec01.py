@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from checking import rejected as _rejected
 from seqlab import corpus, lm
 from seqlab.exercises import sec01
 
@@ -16,12 +17,6 @@ from seqlab.exercises import sec01
 @pytest.fixture(autouse=True)
 def _not_strict(monkeypatch):
     monkeypatch.setenv("SEQLAB_STRICT_CHECKS", "0")  # 答错时返回 ❌ 而不是抛出
-
-
-def _rejected(result, *phrases: str) -> None:
-    assert not result.passed and not result.unfinished, result
-    for phrase in phrases:
-        assert phrase in result.message, result.message
 
 
 def _accepted(result) -> None:

@@ -7,19 +7,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from checking import rejected as _rejected
 from seqlab import embedding
 from seqlab.exercises import sec02
-
-
-@pytest.fixture(autouse=True)
-def _lenient(monkeypatch):
-    monkeypatch.delenv("SEQLAB_STRICT_CHECKS", raising=False)  # 答错时返回 ❌，而不是抛出
-
-
-def _rejected(result, *words: str) -> None:
-    assert not result.passed and not result.unfinished, result
-    for word in words:
-        assert word in result.message, result.message
 
 
 # ---------------------------------------------------------------- 1.2.1 词表

@@ -15,11 +15,6 @@ from torch import nn
 from seqlab.exercises import sec03
 
 
-@pytest.fixture(autouse=True)
-def _lenient(monkeypatch):
-    monkeypatch.delenv("SEQLAB_STRICT_CHECKS", raising=False)
-
-
 # ---------------------------------------------------------------- 1.3.1 带泄漏 RNN 的雅可比矩阵
 def _s(h, h_prev, kappa):
     return (h - (1 - kappa) * h_prev) / kappa

@@ -17,11 +17,6 @@ from seqlab import attention
 from seqlab.exercises import recording, sec05
 
 
-@pytest.fixture(autouse=True)
-def _lenient(monkeypatch):
-    monkeypatch.setenv("SEQLAB_STRICT_CHECKS", "0")  # 错误答案只显示 ❌，不抛异常
-
-
 def _passes(check, answer) -> bool:
     result = check(answer)
     return result.passed

@@ -4,21 +4,10 @@ from __future__ import annotations
 
 import math
 
-import pytest
 import torch
 
+from checking import rejected as _rejected
 from seqlab.exercises import sec06
-
-
-@pytest.fixture(autouse=True)
-def _lenient(monkeypatch):
-    monkeypatch.delenv("SEQLAB_STRICT_CHECKS", raising=False)  # 答错时返回 ❌，而不是抛出
-
-
-def _rejected(result, *words: str) -> None:
-    assert not result.passed and not result.unfinished, result
-    for word in words:
-        assert word in result.message, result.message
 
 
 # ---------------------------------------------------------------- 1.6.1 一个块有多少参数
