@@ -197,7 +197,7 @@ def check_bilinear_scores(bilinear_scores, score_params):
         out = call(score_params, d_s, d_hh, d_a)
         expect(
             isinstance(out, (tuple, list)) and len(out) == 2,
-            f"score_params 应返回二元组（双线性打分的参数个数, 加性打分的参数个数），你返回了 {type(out).__name__}。",
+            f"score_params 应返回二元组（双线性打分的参数个数，加性打分的参数个数），你返回了 {type(out).__name__}。",
         )
         got_bi = expect_number(out[0], "双线性打分的参数个数")
         got_add = expect_number(out[1], "加性打分的参数个数")
