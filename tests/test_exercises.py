@@ -1,9 +1,9 @@
-"""练习框架：元数据与笔记本一致；读者的答案按他写的样子判；学生版里每个检查都在起始代码上失败、且不打断“全部运行”。
+"""练习框架：元数据与笔记本一致；读者的答案按他写的样子判；学生版不泄露答案。
 
 完整版笔记本里每道练习的顺序是：起始代码 → 检查（判读者自己的代码）→ 折叠的参考答案（末尾再检查一次答案）。
 完整版由 nbval 在 SEQLAB_STRICT_CHECKS=1 下执行：答错的检查会报错，这证明每个参考答案都通过；
-紧跟起始代码的检查在那里只显示“还没有完成”。本文件证明另一半：检查在起始代码上失败，而且完整版里
-没有哪个参考答案能在读者的检查之前运行、替换掉读者的代码。
+紧跟起始代码的检查在那里只显示“还没有完成”。本文件证明：完整版里没有哪个参考答案能在读者的检查之前运行、
+替换掉读者的代码；学生版不带答案。检查在起始代码上报告 ❌ 由 tests/test_student_env.py 在干净的学生环境里证明。
 """
 
 import importlib
@@ -81,12 +81,10 @@ def test_the_readers_check_runs_before_any_solution():
                 starter = None
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_student_edition_runs_and_every_check_fails_on_the_starter(path, tmp_path, monkeypatch):
-    from nbclient import NotebookClient
-
-    monkeypatch.setenv("SEQLAB_STRICT_CHECKS", "0")
+def test_student_edition_leaks_no_solution(path):
+    """学生版里没有答案单元格，也没有哪段答案代码混进别的单元格。学生版在干净环境里从头到尾执行、
+    每个检查都报告 ❌，由 tests/test_student_env.py 证明（make test-lab）。"""
     full = nbformat.read(path, as_version=4)
     nb = student.student_version(full)
     assert not any("solution" in _tags(c) for c in nb.cells)
@@ -95,11 +93,3 @@ def test_student_edition_runs_and_every_check_fails_on_the_starter(path, tmp_pat
     ]
     source = "\n".join(c.source for c in nb.cells)
     assert not any(code.strip() in source for code in leaked), "学生版里出现了答案代码"
-
-    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
-    checks = [c for c in nb.cells if "exercise-check" in _tags(c)]
-    assert checks
-    for cell in checks:
-        text = "".join(o.get("text", "") + str(o.get("data", {}).get("text/plain", "")) for o in cell.outputs)
-        assert ex.FAIL_MARK in text, f"{path.name}：检查 `{cell.source.strip()}` 在起始代码上应当报告 ❌，实际输出：{text!r}"
-        assert ex.PASS_MARK not in text
