@@ -46,6 +46,30 @@ def test_vocab_accepts_the_reference_and_an_unusual_right_answer():
 
     assert sec02.check_vocab(build_by_loop, encode_by_index, decode_via_join_map).passed
 
+    def encode_numpy(text, itos):  # NumPy 整数做 ID：也是正确答案
+        import numpy as np
+
+        stoi = {t: np.int64(i) for i, t in enumerate(itos)}
+        return [stoi.get(ch, np.int64(1)) for ch in text]
+
+    assert sec02.check_vocab(_build, encode_numpy, _decode).passed
+
+
+def test_vocab_rejects_encode_and_decode_that_ignore_itos():
+    from seqlab import corpus
+
+    fixed = _build(corpus.book_corpus()[:100])   # 在别处建好的词表，函数不看参数 itos
+
+    def encode_ignoring_itos(text, itos):
+        return _encode(text, fixed)
+
+    _rejected(sec02.check_vocab(_build, encode_ignoring_itos, _decode), "按参数 itos")
+
+    def decode_ignoring_itos(ids, itos):
+        return _decode(ids, fixed)
+
+    _rejected(sec02.check_vocab(_build, _encode, decode_ignoring_itos), "按参数 itos")
+
 
 def test_vocab_rejects_unk_at_zero_and_unordered_vocab():
     def unk_first(sentences):  # 旧的约定：<unk> 占 0 号，没有 <pad>
@@ -200,6 +224,17 @@ def test_embedding_grad_rejects_autograd_overwriting_and_padding():
         return grad
 
     _rejected(sec02.check_embedding_grad(with_autograd_grad), "grad")
+
+    def with_pytorch_kernel(ids, G, V, padding_idx):  # 直接调用 nn.Embedding 反传用的内核
+        return torch.ops.aten.embedding_dense_backward(G, ids, V, -1 if padding_idx is None else padding_idx, False)
+
+    _rejected(sec02.check_embedding_grad(with_pytorch_kernel), "embedding_dense_backward")
+
+    def with_dispatcher_entry(ids, G, V, padding_idx):
+        pad = -1 if padding_idx is None else padding_idx
+        return torch.ops.aten.embedding_backward.default(G, ids, V, pad, False, False)
+
+    _rejected(sec02.check_embedding_grad(with_dispatcher_entry), "embedding_backward")
 
     def overwriting(ids, G, V, padding_idx):  # 按下标赋值：重复的 ID 只留下一个位置的 G
         grad = torch.zeros(V, G.shape[-1])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 import torch
 from torch import nn
 
@@ -11,6 +13,19 @@ from seqlab.exercises import call, call_tracing_torch, checker, expect, expect_c
 PAD, UNK = "<pad>", "<unk>"
 ONE_HOT_BYPASS = ("embedding", "embedding_bag", "gather", "index_select", "take", "take_along_dim")
 AUTOGRAD = ("backward", "grad", "vjp", "jacrev", "jacfwd", "jacobian")
+# PyTorch 自己算 Embedding 梯度的内核：直接调用它们（torch.ops.aten.…）等于让框架代劳
+EMBEDDING_BACKWARD = ("embedding_backward", "embedding_dense_backward", "embedding_sparse_backward")
+
+
+def _op_name(name: str) -> str:
+    """运算限定名的最后一段：``aten::embedding_dense_backward``、``….embedding_backward`` → 运算本身的名字。"""
+    return name.rsplit("::", 1)[-1].rsplit(".", 1)[-1]
+
+
+def _is_id_list(ids: object, n: int, V: int) -> bool:
+    """``ids`` 是长度为 ``n`` 的列表，每一项都是 ``0 … V-1`` 里的整数（Python 或 NumPy 的整数都行，布尔值不算）。"""
+    return (isinstance(ids, list) and len(ids) == n
+            and all(isinstance(i, numbers.Integral) and not isinstance(i, bool) and 0 <= int(i) < V for i in ids))
 
 
 @checker(
@@ -40,14 +55,30 @@ def check_vocab(build_vocab, encode, decode):
     for s in sentences[:20]:
         ids = call(encode, s, itos)
         expect(isinstance(ids, list) and len(ids) == len(s), f"「{s}」有 {len(s)} 个字，应编码成 {len(s)} 个 ID。")
-        expect(all(isinstance(i, int) and 0 <= i < len(itos) for i in ids), "每个 ID 都应是词表范围内的整数。")
+        expect(_is_id_list(ids, len(s), len(itos)), "每个 ID 都应是词表范围内的整数。")
+        expect([itos[i] for i in ids] == list(s), f"「{s}」的 ID 查回 itos 不是原来的字：第 t 个 ID 应是第 t 个字在 itos 里的下标。")
         back = call(decode, ids, itos)
         expect(back == s, f"往返失败：「{s}」编码再解码得到「{back}」。")
     ids = call(encode, "鲲鹏读书", itos)
     expect(isinstance(ids, list) and len(ids) == 4, f"「鲲鹏读书」有 4 个字，应编码成 4 个 ID，你得到 {ids!r}。")
-    expect(ids[:2] == [1, 1], f"「鲲」「鹏」不在词表里，应编码成 1（{UNK}），你得到 {ids[:2]}。")
+    expect(list(ids[:2]) == [1, 1], f"「鲲」「鹏」不在词表里，应编码成 1（{UNK}），你得到 {list(ids[:2])}。")
     back = call(decode, ids, itos)
-    expect(back == f"{UNK}{UNK}读书", f"解码 {ids} 应得到「{UNK}{UNK}读书」，你得到「{back}」。")
+    expect(back == f"{UNK}{UNK}读书", f"解码 {list(ids)} 应得到「{UNK}{UNK}读书」，你得到「{back}」。")
+    # encode、decode 必须照传进来的 itos 编号：换一个顺序不同、少了几个字的词表，结果也要跟着变
+    other = [PAD, UNK] + chars[:0:-1]  # 倒序，并且去掉了第一个字
+    for s in sentences[:5]:
+        want = [other.index(ch) if ch in other else 1 for ch in s]
+        ids = call(encode, s, other)
+        expect(
+            _is_id_list(ids, len(s), len(other)) and list(ids) == want,
+            "换一个词表（同样的字，倒过来排，并去掉了一个字）再编码，你的 encode 给出的 ID 没有跟着变："
+            "请按参数 itos 查 ID，不要用别处建好的词表。",
+        )
+        back = call(decode, want, other)
+        expect(
+            back == "".join(other[i] for i in want),
+            "换一个词表再解码，你的 decode 没有按参数 itos 把 ID 变回字：请用传进来的 itos。",
+        )
     return "往返成功。注意「鲲鹏」回不来了：封闭词表丢掉的信息，解码也找不回——字节级 BPE 正是为此而设计。"
 
 
@@ -177,6 +208,12 @@ def check_embedding_grad(embedding_grad):
         expect(
             not autograd,
             f"你的函数调用了 {'、'.join(autograd)}：这道题要你自己推出梯度，不要让自动求导代劳。",
+        )
+        kernels = sorted({_op_name(n) for n in trace.calls if _op_name(n) in EMBEDDING_BACKWARD})
+        expect(
+            not kernels,
+            f"你的函数调用了 PyTorch 自己的 {'、'.join(kernels)}：那正是 nn.Embedding 反传时用的内核。"
+            "这道题要你自己把 G 的各行加到对应的 ID 上。",
         )
         expect(torch.equal(ids_in, ids) and torch.equal(G_in, G), "你的函数改动了传进来的 ids 或 G：请不要原地修改它们。")
         got = expect_tensor(got, "∂L/∂E")

@@ -114,8 +114,8 @@ def _measure_one(result: ScalingResult, attention: SelfAttention, rnn: nn.RNN, X
 class LookupTiming:
     """一次实测：``V`` 行、``d`` 列的表，查 ``n`` 个 token。用时取若干次中的最小值（秒）。
 
-    内存是两种做法**实际创建的张量**的字节数：索引只产生输出 ``(n, d)``；
-    one-hot 乘法先产生 ``(n, V)`` 的 one-hot 矩阵，再产生输出 ``(n, d)``。
+    内存是 ``peak_memory_bytes`` 实测的、查一次表期间 PyTorch **新分配**内存的峰值（字节），
+    不是按公式推算的：两种做法各运行一次，由分析器记录每一次分配与释放。
     """
 
     V: int
@@ -136,7 +136,7 @@ def measure_lookup(
     budget: float = DEFAULT_BUDGET_BYTES,
     seed: int = 0,
 ) -> list[LookupTiming]:
-    """对每个 ``V`` 实测“按行索引”（``seqlab.embedding.lookup``）和“one-hot × E”的用时与内存。
+    """对每个 ``V`` 实测“按行索引”（``seqlab.embedding.lookup``）和“one-hot × E”的用时与内存峰值。
 
     在分配任何东西之前，先对最大的 ``V`` 估算内存（``E`` 本身 + one-hot 矩阵 + 输出），
     超过 ``budget`` 就抛出 ``MemoryBudgetError``，消息里带着估算值。
@@ -160,6 +160,8 @@ def measure_lookup(
                 raise AssertionError("两种查表结果不一致")
             t_index = min(timing_samples(functools.partial(lookup, E, ids), repeats))
             t_matmul = min(timing_samples(functools.partial(lookup_by_matmul, E, ids), repeats))
-            out.append(LookupTiming(V, n_tokens, d, t_index, t_matmul, a.nbytes, u.nbytes + b.nbytes))
+            peak_index = peak_memory_bytes(functools.partial(lookup, E, ids))
+            peak_matmul = peak_memory_bytes(functools.partial(lookup_by_matmul, E, ids))
+            out.append(LookupTiming(V, n_tokens, d, t_index, t_matmul, peak_index, peak_matmul))
             del E, u, a, b
     return out
