@@ -153,10 +153,6 @@ def _X(sz):
     return [embedding.Embedding(sz["V"], sz["d"])(_ids(sz))[0].shape]
 
 
-def _x_tk(sz):
-    return [embedding.Embedding(sz["V"], sz["d"])(_ids(sz))[0, 1].shape]
-
-
 def _W_k(sz):
     W = embedding.WindowContext(sz["d"], sz["w"]).W
     return [W[0 + sz["w"]].shape, W.shape]
@@ -532,7 +528,6 @@ CHECKS: dict[tuple[str, str], tuple[Builder, dict[str, str]]] = {
     ("1.2", "$U$"): (_U, {}),
     ("1.2", "$X$"): (_X, {}),
     ("1.2", "$W_k$"): (_W_k, {}),
-    ("1.2", "$x_{t+k}$"): (_x_tk, {}),
     ("1.2", "$H$"): (_H_window, {}),
     ("1.3", "$e_t$"): (_e_t, {}),
     ("1.3", "$h_t$"): (_h_t, {}),

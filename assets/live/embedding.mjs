@@ -1,5 +1,5 @@
 /* 第 1.2 节的小模型在浏览器里（seqlab/embedding.py 的 context_vectors、MaskedWordModel.hidden、WindowContext 与
- * cosine 的对应）：分词 → 查 ID → X = E[ids] → H = tanh(Σ_k W_k x_{t+k} + b)。
+ * cosine 的对应）：分词 → 查 ID → X = E[ids] → H[t] = tanh(Σ_k X[t+k] W_k + b)（行向量；W 存的是 W_kᵀ）。
  * 权重、词表与分词器要补的词来自 Python 的 seqlab.states.x_matrix.embedding_data()（float32 原样），这里一律用 float64 算，
  * 与 Python 状态里 float64 的模型相同。两个探索器（x_matrix、apple_context）共用。 */
 import { unpack } from "./nn.mjs";
@@ -32,7 +32,7 @@ export function model(data) {
 }
 
 /** MaskedWordModel.hidden：ids (S) → X (S·d)，<pad>（ID 0）的输入向量是零；WindowContext：X → H (S·d)，
- * 超出句子两端的 x_{t+k} 当作零向量。 */
+ * 超出句子两端的 X[t+k] 当作零向量。 */
 function hidden(m, ids) {
   const { d, w } = m;
   const S = ids.length;
@@ -46,7 +46,7 @@ function hidden(m, ids) {
       let pre = m.b[o];
       for (let k = -w; k <= w; k++) {
         if (t + k < 0 || t + k >= S) continue;
-        const Wk = (k + w) * d * d + o * d; // W_k 的第 o 行
+        const Wk = (k + w) * d * d + o * d; // W[k + w]（即 W_kᵀ）的第 o 行，也就是 W_k 的第 o 列
         for (let i = 0; i < d; i++) pre += m.W[Wk + i] * X[(t + k) * d + i];
       }
       H[t * d + o] = Math.tanh(pre);

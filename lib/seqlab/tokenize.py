@@ -235,7 +235,8 @@ class ByteBPETokenizer:
       实际词表会比要求的小（``vocab_size`` 属性给出实际值）。
     """
 
-    def __init__(self, sentences: Iterable[str], vocab_size: int):
+    def __init__(self, sentences: Iterable[str], vocab_size: int, *, pre_split: bool = True):
+        """``pre_split=False`` 关掉预切分的正则（只为对照：那样合并会跨过标点和空格）。"""
         from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
         if vocab_size < 256:
@@ -243,7 +244,7 @@ class ByteBPETokenizer:
         self.requested = vocab_size
         self.name = f"BPE（{vocab_size}）"
         tok = Tokenizer(models.BPE())
-        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=pre_split)
         tok.decoder = decoders.ByteLevel()
         trainer = trainers.BpeTrainer(
             vocab_size=vocab_size,
@@ -267,6 +268,20 @@ class ByteBPETokenizer:
 
     def encode(self, text: str) -> list[int]:
         return self.backend.encode(text).ids
+
+    def merges(self) -> list:
+        """训练学到的合并规则，按学到的先后顺序（编码时也按这个顺序执行）。"""
+        import json
+
+        return json.loads(self.backend.to_str())["model"]["merges"]
+
+    def chunks(self, text: str) -> list[tuple[int, int]]:
+        """预切分得到的块：每块在原文里的 ``(起, 止)`` 字符位置。合并只在块内部发生。"""
+        return [span for _, span in self.backend.pre_tokenizer.pre_tokenize_str(text)]
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """每个 token 在原文里覆盖的 ``(起, 止)`` 字符位置（半个字的碎片覆盖它所在的那个字）。"""
+        return list(self.backend.encode(text).offsets)
 
     def decode(self, ids: Iterable[int]) -> str:
         return self.backend.decode([int(i) for i in ids])
