@@ -36,18 +36,43 @@ def test_1_1_1_accepts_a_product_then_log_a_tensor_and_list_contexts():
     _accepted(sec01.check_sentence_log_prob(lambda model, text: np.float64(_log_prob_right(model, text))))
 
 
+def test_1_1_1_accepts_a_window_longer_than_any_sentence_and_reversed_accumulation():
+    def huge_window(model, text):  # 窗口写死成 100 个字：比句子长，等于整段前文
+        return sum(math.log(model.prob(ch, text[max(0, t - 100) : t])) for t, ch in enumerate(text))
+
+    def backwards(model, text):  # 从最后一个字往前累加，结果相同
+        return sum(math.log(model.prob(text[t], text[:t])) for t in reversed(range(len(text))))
+
+    _accepted(sec01.check_sentence_log_prob(huge_window))
+    _accepted(sec01.check_sentence_log_prob(backwards))
+
+
+def test_the_whole_prefix_model_is_a_distribution_that_uses_every_character():
+    model = sec01._full_prefix_model()
+    for context in ["", "这本书我已经读", list("他一口气把")]:
+        assert math.isclose(sum(model.distribution(context).values()), 1.0, rel_tol=1e-12)
+    # 最后两个字相同、更早的字不同：三元模型给同样的概率，这个模型不给
+    assert lm.book_model(3).prob("过", "这本书我已经读") == lm.book_model(3).prob("过", "那本小说我已经读")
+    assert model.prob("过", "这本书我已经读") != model.prob("过", "那本小说我已经读")
+
+
 @pytest.mark.parametrize(
     ("answer", "phrase"),
     [
         (lambda model, text: math.exp(_log_prob_right(model, text)), "概率本身"),
         (lambda model, text: _log_prob_right(model, text) + math.log(model.prob(lm.EOS, text)), "句尾"),
         (lambda model, text: sum(math.log(model.prob(ch, text[: t + 1])) for t, ch in enumerate(text)), "text[:t]"),
-        # 前文只取最后两个字：三元模型上碰巧对，四元模型上错
+        # 前文只取最后两个字：三元模型上碰巧对，用到整段前文的模型上错
         (lambda model, text: sum(math.log(model.prob(ch, text[max(0, t - 2) : t])) for t, ch in enumerate(text)),
-         "4 元模型"),
+         "最后 2 个字"),
+        # 写死一个更宽的窗口（3 个、6 个字）同样不行
+        (lambda model, text: sum(math.log(model.prob(ch, text[max(0, t - 3) : t])) for t, ch in enumerate(text)),
+         "最后 3 个字"),
+        (lambda model, text: sum(math.log(model.prob(ch, text[max(0, t - 6) : t])) for t, ch in enumerate(text)),
+         "最后 6 个字"),
         (lambda model, text: model.log_prob(text), "AttributeError"),  # 只有 prob 可用
     ],
-    ids=["probability", "eos", "off_by_one", "last_two_only", "log_prob_shortcut"],
+    ids=["probability", "eos", "off_by_one", "last_two_only", "window_3", "window_6", "log_prob_shortcut"],
 )
 def test_1_1_1_rejects(answer, phrase):
     _rejected(sec01.check_sentence_log_prob(answer), phrase)

@@ -10,7 +10,9 @@
 
 from __future__ import annotations
 
+import itertools
 import random
+import re
 from functools import cache
 
 PEOPLE = ["我", "你", "他", "她", "我们", "老师", "妈妈", "哥哥", "妹妹", "同学", "小王", "小李", "爷爷"]
@@ -78,17 +80,12 @@ EXAMPLE_SENTENCE = "这本书我已经读过了"
 EXAMPLE_PREFIX = "这本书我已经读"
 
 
+# 模板里每个槽位 {x} 可以填的词；按这个顺序抽词（改动顺序会改变语料）
+SLOTS = {"p": PEOPLE, "b": BOOKS, "f": FOODS, "c": PLACES, "t": TIMES, "w": WEATHER, "s": SUBJECTS, "d": PRODUCTS}
+
+
 def _fill(template: str, rng: random.Random) -> str:
-    return template.format(
-        p=rng.choice(PEOPLE),
-        b=rng.choice(BOOKS),
-        f=rng.choice(FOODS),
-        c=rng.choice(PLACES),
-        t=rng.choice(TIMES),
-        w=rng.choice(WEATHER),
-        s=rng.choice(SUBJECTS),
-        d=rng.choice(PRODUCTS),
-    )
+    return template.format(**{name: rng.choice(words) for name, words in SLOTS.items()})
 
 
 @cache
@@ -116,3 +113,37 @@ def train_test_split(sentences: tuple[str, ...], test_fraction: float = 0.1) -> 
     test = [s for i, s in enumerate(sentences) if i % step == 0]
     train = [s for i, s in enumerate(sentences) if i % step != 0]
     return train, test
+
+
+@cache
+def _read_contexts() -> frozenset[tuple[str, str]]:
+    """模板能生成的每一处「读过」「读完」：``(到「读」为止的前文, 「读」后面的字)``。
+
+    模板和词表都是有限的，所以能把所有可能的句子全部枚举出来（几千句），不必靠抽样。
+    """
+    found: set[tuple[str, str]] = set()
+    for template in itertools.chain.from_iterable(TEMPLATE_GROUPS.values()):
+        names = list(dict.fromkeys(re.findall(r"\{(\w)\}", template)))
+        for words in itertools.product(*(SLOTS[name] for name in names)):
+            s = template.format(**dict(zip(names, words)))
+            found.update((s[: t + 1], s[t + 1]) for t in range(len(s) - 1) if s[t] == "读" and s[t + 1] in "过完")
+    return frozenset(found)
+
+
+def read_cue_span(prefix: str) -> int | None:
+    """到「读」为止的前文 ``prefix``，最后几个字（含「读」）就足以确定下一个字是「过」还是「完」？
+
+    在模板能生成的全部句子里，找最短的后缀 ``prefix[-m:]``，使以它结尾的前文后面只出现过同一个字，
+    返回 ``m``：``m = 2`` 表示紧挨着「读」的那个字就够了，更大的 ``m`` 表示线索在更远处。
+    整段前文也不够（模板能从同样的前文生成「读过」，也能生成「读完」），或者模板根本生成不了这段前文时，返回 ``None``。
+    """
+    contexts = _read_contexts()
+    for m in range(1, len(prefix) + 1):
+        suffix = prefix[-m:]
+        if m < len(prefix):
+            answers = {a for p, a in contexts if p.endswith(suffix)}
+        else:  # 整段前文：只和从句首开始、一字不差的前文比
+            answers = {a for p, a in contexts if p == prefix}
+        if len(answers) == 1:
+            return m
+    return None

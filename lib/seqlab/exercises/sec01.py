@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from functools import cache
 
 import torch
 
@@ -15,6 +16,30 @@ _SENTENCES = [corpus.EXAMPLE_SENTENCE, "苹果公司发布了新的手机。", "
 
 def _model(order: int) -> lm.NGramLM:
     return lm.book_model(order)
+
+
+_FULL = 0  # cases 里代表“用到整段前文的模型”
+
+
+class _WholePrefixLM(lm.ChainRuleLM):
+    """一个用到整段前文的模型：三元模型与一元模型的混合，混合比例由前文的**每一个**字决定。
+
+    两个分布的混合仍是分布，所以它是一个正当的语言模型；只把前文截成固定的最后几个字，
+    混合比例就变了，概率也跟着变。
+    """
+
+    def __init__(self) -> None:
+        self.trigram, self.unigram = lm.book_model(3), lm.book_model(1)
+        self.vocab = self.trigram.vocab
+
+    def prob(self, token: str, context: Sequence[str]) -> float:
+        mix = sum(map(ord, "".join(context))) % 11 / 20  # 0 ～ 0.5
+        return (1 - mix) * self.trigram.prob(token, context) + mix * self.unigram.prob(token, context)
+
+
+@cache
+def _full_prefix_model() -> _WholePrefixLM:
+    return _WholePrefixLM()
 
 
 class _ProbOnly:
@@ -52,11 +77,12 @@ def _as_float(got):
 def check_sentence_log_prob(sentence_log_prob):
     """学生函数 ``sentence_log_prob(model, text) -> float`` 应返回 ``Σ_t log p(x_t | x_{<t})``（不含句尾）。
 
-    交给学生的 ``model`` 只有 ``prob`` 一个方法；三元模型之外再用一个四元模型，前文只取最后两个字的答案过不了。
+    交给学生的 ``model`` 只有 ``prob`` 一个方法。三元模型之外，再用一个用到整段前文的模型
+    （``_WholePrefixLM``）：前文只取固定的最后几个字的答案过不了。
     """
-    cases = [(3, text) for text in _SENTENCES] + [(4, corpus.EXAMPLE_SENTENCE)]
+    cases = [(3, text) for text in _SENTENCES] + [(_FULL, text) for text in _SENTENCES[:3]]
     for order, text in cases:
-        model = _model(order)
+        model = _model(order) if order != _FULL else _full_prefix_model()
         got = _as_float(call(sentence_log_prob, _prob_only(model), text))
         want = model.log_prob(text)
         if _close(got, math.exp(want)):
@@ -65,7 +91,13 @@ def check_sentence_log_prob(sentence_log_prob):
             fail(f"对「{text}」你把句尾 </s> 的概率也加进去了；题目要的对数概率不含句尾。")
         if _close(got, sum(math.log(model.prob(ch, text[: t + 1])) for t, ch in enumerate(text))):
             fail(f"对「{text}」你的前文多算了一个字：第 t 个字的前文是 text[:t]，不包括它自己。")
-        expect_close(got, want, f"{order} 元模型下「{text}」的对数概率")
+        for window in range(1, len(text) - 1):
+            if _close(got, sum(math.log(model.prob(ch, text[max(0, t - window) : t])) for t, ch in enumerate(text))) \
+                    and not _close(got, want):
+                fail(f"对「{text}」你的前文只取了最后 {window} 个字；第 t 个字的前文是整段 text[:t]，"
+                     "窗口多大由模型自己决定，不该由你截断。")
+        name = f"{order} 元模型" if order != _FULL else "用到整段前文的模型"
+        expect_close(got, want, f"{name}下「{text}」的对数概率")
     return "对数概率与模型逐项相加的结果一致。长句子的概率会小到下溢，所以实践中总在对数空间里累加。"
 
 
