@@ -4,13 +4,16 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 import torch
 import torch.nn.functional as F
+from torch import nn
 
 from checking import rejected as _rejected
 from seqlab.exercises import recording, sec04
+from seqlab.seq2seq import AdditiveAttention
 
 
 def _todo(*args):
@@ -82,8 +85,28 @@ def test_context_rejects_overflow_wrong_weights_and_ready_made_softmax():
         lambda e, H: (F.log_softmax(e, 0).exp(), F.log_softmax(e, 0).exp() @ H),
         lambda e, H: (torch.special.softmax(e, 0), torch.special.softmax(e, 0) @ H),
         lambda e, H: (torch.nn.Softmax(dim=0)(e), torch.nn.Softmax(dim=0)(e) @ H),
+        lambda e, H: (torch.ops.aten.softmax.int(e, 0), torch.ops.aten.softmax.int(e, 0) @ H),  # 名字是 aten::softmax.int
+        lambda e, H: (torch.ops.aten._softmax(e, 0, False), torch.ops.aten._softmax(e, 0, False) @ H),
+        lambda e, H: (torch.ops.aten._softmax.default(e, 0, False), torch.ops.aten._softmax.default(e, 0, False) @ H),
+        lambda e, H: (torch._softmax(e, 0, False), torch._softmax(e, 0, False) @ H),
+        lambda e, H: (torch.ops.aten.log_softmax.int(e, 0).exp(), torch.ops.aten.log_softmax.int(e, 0).exp() @ H),
+        lambda e, H: (F.softmin(-e, 0), F.softmin(-e, 0) @ H),
     ):
         _rejected(sec04.check_context(ready_made), "现成的 softmax")
+
+
+def test_context_rejects_shifting_by_the_minimum_or_the_mean():
+    """减去最小值或平均值同样不改变 softmax，但打分彼此相差上千时，最大项仍会溢出（float64 也一样）。"""
+    def shifted(by, dtype=torch.float32):
+        def context(e, H):
+            z = torch.exp((e - by(e)).to(dtype))
+            alpha = (z / z.sum()).float()
+            return alpha, alpha @ H
+        return context
+
+    for by in (torch.min, torch.mean, torch.median):
+        _rejected(sec04.check_context(shifted(by)), "最大的那一项")
+        _rejected(sec04.check_context(shifted(by, torch.float64)), "最大的那一项")
 
 
 # ---------------------------------------------------------------- 1.4.3 均匀权重
@@ -119,23 +142,54 @@ def _params(d_s, d_hh, d_a):
     return d_s * d_hh, d_a * (d_s + d_hh + 1)
 
 
+def _cheaper(d_s, d_hh):
+    return (d_s * d_hh - 1) // (d_s + d_hh + 1)
+
+
 def test_bilinear_accepts_the_reference_and_unusual_right_answers():
-    assert sec04.check_bilinear_scores(_bilinear, _params).passed
-    assert sec04.check_bilinear_scores(lambda s, H, W_a: (s @ W_a) @ H.T, lambda *d: [d[0] * d[1], d[2] * sum(d[:2]) + d[2]]).passed
+    assert sec04.check_bilinear_scores(_bilinear, _params, _cheaper).passed
     assert sec04.check_bilinear_scores(
-        lambda s, H, W_a: torch.einsum("d,dh,sh->s", s, W_a, H), lambda d_s, d_hh, d_a: (float(d_s * d_hh), torch.tensor(d_a * (d_s + d_hh + 1)))
+        lambda s, H, W_a: (s @ W_a) @ H.T,
+        lambda *d: [d[0] * d[1], d[2] * sum(d[:2]) + d[2]],
+        lambda d_s, d_hh: max((d for d in range(1, d_s * d_hh) if d * (d_s + d_hh + 1) < d_s * d_hh), default=0),  # 逐个试
+    ).passed
+    assert sec04.check_bilinear_scores(
+        lambda s, H, W_a: torch.einsum("d,dh,sh->s", s, W_a, H),
+        lambda d_s, d_hh, d_a: (float(d_s * d_hh), torch.tensor(d_a * (d_s + d_hh + 1))),
+        lambda d_s, d_hh: torch.tensor(math.ceil(d_s * d_hh / (d_s + d_hh + 1)) - 1.0),  # 浮点除法再向上取整、减一
     ).passed
 
 
 def test_bilinear_rejects_wrong_scores_and_wrong_parameter_counts():
-    _rejected(sec04.check_bilinear_scores(lambda s, H, W_a: H @ W_a.T @ s * 2, _params), "双线性打分")
-    _rejected(sec04.check_bilinear_scores(lambda s, H, W_a: H @ (W_a @ s), _params))  # W_a 乘错了一边：形状对不上
-    _rejected(sec04.check_bilinear_scores(_bilinear, lambda d_s, d_hh, d_a: (d_s * d_hh, d_a * (d_s + d_hh))), "加性打分的参数")
-    _rejected(sec04.check_bilinear_scores(_bilinear, lambda d_s, d_hh, d_a: (d_s * d_hh, d_a * (d_s + d_hh // 2 + 1))), "加性打分的参数")
-    _rejected(sec04.check_bilinear_scores(_bilinear, lambda d_s, d_hh, d_a: (d_s * d_hh + d_s, d_a * (d_s + d_hh + 1))), "双线性打分的参数")
-    _rejected(sec04.check_bilinear_scores(_bilinear, lambda d_s, d_hh, d_a: 12352), "二元组")
-    assert sec04.check_bilinear_scores(_todo, _todo).unfinished
-    assert sec04.check_bilinear_scores(_bilinear, None).unfinished
+    _rejected(sec04.check_bilinear_scores(lambda s, H, W_a: H @ W_a.T @ s * 2, _params, _cheaper), "双线性打分")
+    _rejected(sec04.check_bilinear_scores(lambda s, H, W_a: H @ (W_a @ s), _params, _cheaper))  # W_a 乘错了一边：形状对不上
+    _rejected(sec04.check_bilinear_scores(_bilinear, lambda d_s, d_hh, d_a: (d_s * d_hh, d_a * (d_s + d_hh)), _cheaper), "加性打分的参数")
+    _rejected(
+        sec04.check_bilinear_scores(_bilinear, lambda d_s, d_hh, d_a: (d_s * d_hh, d_a * (d_s + d_hh // 2 + 1)), _cheaper), "加性打分的参数"
+    )
+    _rejected(
+        sec04.check_bilinear_scores(_bilinear, lambda d_s, d_hh, d_a: (d_s * d_hh + d_s, d_a * (d_s + d_hh + 1)), _cheaper), "双线性打分的参数"
+    )
+    _rejected(sec04.check_bilinear_scores(_bilinear, lambda d_s, d_hh, d_a: 12352, _cheaper), "二元组")
+    assert sec04.check_bilinear_scores(_todo, _todo, _todo).unfinished
+    assert sec04.check_bilinear_scores(_bilinear, None, None).unfinished
+
+
+def test_bilinear_requires_the_derivation():
+    """参数个数要从形状推导：建出真实模块再数，不算；加性打分更省参数的条件要解对，严格小于，没有时为 0。"""
+    def counted(d_s, d_hh, d_a):
+        return tuple(sum(p.numel() for p in m.parameters())
+                     for m in (nn.Bilinear(d_s, d_hh, 1, bias=False), AdditiveAttention(d_s, d_hh, d_a)))
+
+    _rejected(sec04.check_bilinear_scores(_bilinear, counted, _cheaper), "推导")
+    by_zeros = lambda d_s, d_hh, d_a: (torch.zeros(d_s, d_hh).numel(), d_a * (d_s + d_hh + 1))  # noqa: E731
+    _rejected(sec04.check_bilinear_scores(_bilinear, by_zeros, _cheaper), "推导")
+    _rejected(sec04.check_bilinear_scores(_bilinear, _params, lambda d_s, d_hh: d_s * d_hh // (d_s + d_hh + 1)), "严格")  # ≤ 而不是 <
+    _rejected(sec04.check_bilinear_scores(_bilinear, _params, lambda d_s, d_hh: d_s * d_hh // (d_s + d_hh)), "d_a")  # 漏了 v_a
+    _rejected(sec04.check_bilinear_scores(_bilinear, _params, lambda d_s, d_hh: 42), "d_a")  # 只抄了本节维度下的答案
+    _rejected(sec04.check_bilinear_scores(_bilinear, _params, lambda d_s, d_hh: max(_cheaper(d_s, d_hh), 1)), "返回 0")
+    result = sec04.check_bilinear_scores(_bilinear, _params, None)
+    assert result.unfinished and "cheaper_d_a" in result.message
 
 
 # ---------------------------------------------------------------- 评分：记录、重放，判定不变
@@ -146,8 +200,10 @@ CASES = [
     (sec04.check_context, [lambda e, H: (torch.softmax(e, -1), torch.softmax(e, -1) @ H)]),
     (sec04.check_uniform, [_uniform, "DB"]),
     (sec04.check_uniform, [_uniform, "ABD"]),
-    (sec04.check_bilinear_scores, [_bilinear, _params]),
-    (sec04.check_bilinear_scores, [_bilinear, lambda d_s, d_hh, d_a: (d_s * d_hh, d_a * (d_s + d_hh))]),
+    (sec04.check_context, [lambda e, H: (lambda z: (z / z.sum(), z / z.sum() @ H))(torch.exp(e - e.min()))]),
+    (sec04.check_bilinear_scores, [_bilinear, _params, _cheaper]),
+    (sec04.check_bilinear_scores, [_bilinear, lambda d_s, d_hh, d_a: (d_s * d_hh, d_a * (d_s + d_hh)), _cheaper]),
+    (sec04.check_bilinear_scores, [_bilinear, _params, lambda d_s, d_hh: d_s * d_hh // (d_s + d_hh + 1)]),
 ]
 
 

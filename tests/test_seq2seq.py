@@ -38,6 +38,21 @@ def test_ungrammatical_sources_have_no_reference(bad):
     assert not task.is_grammatical(list(bad))
 
 
+def test_the_adjective_limit_is_part_of_the_grammar_but_not_of_the_translation_rule():
+    """源语言每个名词短语至多 MAX_ADJECTIVES 个形容词（采样器只生成这些）；翻译规则本身对更多形容词也适用（探索器用它）。"""
+    over = ["大"] * (task.MAX_ADJECTIVES + 1) + list("猫追狗")
+    assert task.translatable(over) and not task.is_grammatical(over)
+    assert task.translate(over)[:2] == ["cat", "big"]
+    at_limit = ["大"] * task.MAX_ADJECTIVES + list("猫追") + ["小"] * task.MAX_ADJECTIVES + ["狗"]
+    assert task.is_grammatical(at_limit)
+    assert not task.is_grammatical(list("猫追") + ["小"] * (task.MAX_ADJECTIVES + 1) + ["狗"])
+
+
+def test_roles_name_subject_and_object_nouns_per_clause():
+    assert task.roles(list("大猫追狗，鱼咬小牛")) == [
+        "形容词", "主语名词", "动词", "宾语名词", "逗号", "主语名词", "动词", "形容词", "宾语名词"]
+
+
 # ---------------------------------------------------------------- 加性注意力：逐项按公式重算
 def test_additive_attention_matches_the_formula_by_hand():
     torch.manual_seed(0)

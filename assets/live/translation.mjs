@@ -24,7 +24,7 @@ function clauseAlignment(source, start, end, words) {
 }
 
 /** alignment：目标第 t 个词来自源句的第几个位置（从 0 数）；不合语法时为 null（Python 抛 ValueError，
- * is_grammatical 为假）。逗号原地不动，分句之间各占一个。 */
+ * translatable 为假；形容词个数不限，与 Python 的 alignment 相同）。逗号原地不动，分句之间各占一个。 */
 export function alignment(source, words) {
   const comma = Object.keys(words.separator)[0];
   const order = [];

@@ -23,6 +23,7 @@
 
 from __future__ import annotations
 
+import collections
 from typing import Any, Protocol
 
 import torch
@@ -231,6 +232,26 @@ def alignment_agreement(model: AttentionSeq2Seq, data: list[task.Batch]) -> floa
             hits += int((alpha.argmax(dim=-1) == gold).sum())
             total += len(gold)
     return hits / total
+
+
+@torch.no_grad()
+def alignment_by_role(model: AttentionSeq2Seq, data: list[task.Batch]) -> dict[str, collections.Counter[str]]:
+    """按标准对齐的那个源字的语法角色（``task.ROLES``）分组：每组里，α_tj 最大的源位置是什么角色。
+
+    返回 ``{标准对齐的角色: Counter({"一致": 次数, 读到的角色: 次数, …})}``；“一致”表示最大权重正落在标准对齐的位置上。
+    """
+    model.eval()
+    out: dict[str, collections.Counter[str]] = {role: collections.Counter() for role in task.ROLES}
+    for batch in data:
+        _, alphas = model.greedy(batch.src, batch.tgt.shape[1])
+        if alphas is None:
+            raise InputError("固定上下文模型没有注意力权重，谈不上对齐：请传入注意力模型。")
+        for src, alpha in zip(batch.src, alphas):
+            words = [task.SRC_TOKENS[i] for i in src]
+            role = task.roles(words)
+            for gold, read in zip(task.alignment(words), alpha.argmax(dim=-1).tolist()):
+                out[role[gold]]["一致" if read == gold else role[read]] += 1
+    return out
 
 
 def mean_accuracy(acc: dict[int, float]) -> float:

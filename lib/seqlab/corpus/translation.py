@@ -4,6 +4,8 @@
 
     句子 = 分句（，分句）*        分句 = 名词短语 动词 名词短语        名词短语 = 形容词{0..3} 名词
 
+（翻译规则 ``alignment`` 对任意多个形容词都适用；``is_grammatical`` 只接受至多 3 个。）
+
 例如 ``大 猫 追 小 黑 狗``。目标语言把每个字逐个换成一个英文小写词，但**词序不同**：
 
 * 动词移到分句末尾（像日语那样的「主—宾—动」语序）；
@@ -110,12 +112,48 @@ def _clause_alignment(source: list[str], start: int, end: int) -> list[int]:
     return [*phrase(start, v), *phrase(v + 1, end), v]
 
 
-def is_grammatical(source: list[str]) -> bool:
+def translatable(source: list[str]) -> bool:
+    """``source`` 能按翻译规则得到标准译文吗？名词短语里的形容词个数不限（探索器用它评判训练分布之外的句子）。"""
     try:
         alignment(source)
     except ValueError:
         return False
     return True
+
+
+def is_grammatical(source: list[str]) -> bool:
+    """``source`` 是不是源语言的句子：能翻译，而且每个名词短语至多 ``MAX_ADJECTIVES`` 个形容词。
+
+    ``sample_source`` 生成的、训练和评估用到的，正是这些句子。
+    """
+    if not translatable(source):
+        return False
+    run = 0  # 当前这一串连续形容词的长度；名词短语里的形容词总是连在一起，紧挨着名词
+    for tok in source:
+        run = run + 1 if tok in ADJECTIVES else 0
+        if run > MAX_ADJECTIVES:
+            return False
+    return True
+
+
+ROLES = ("主语名词", "宾语名词", "形容词", "动词", "逗号")
+
+
+def roles(source: list[str]) -> list[str]:
+    """源句每个位置的语法角色（``ROLES`` 之一）：名词按它在动词之前还是之后，分为主语和宾语。"""
+    out, seen_verb = [], False
+    for tok in source:
+        if tok in SEPARATOR:
+            out.append("逗号")
+            seen_verb = False
+        elif tok in VERBS:
+            out.append("动词")
+            seen_verb = True
+        elif tok in ADJECTIVES:
+            out.append("形容词")
+        else:
+            out.append("宾语名词" if seen_verb else "主语名词")
+    return out
 
 
 def translate(source: list[str]) -> list[str]:

@@ -20,9 +20,19 @@ from seqlab.exercises import (
     fail,
 )
 
-# 练习 1.4.2 要求自己写 softmax：这些运算（以及它们的张量方法）都算“调用了现成的 softmax”。
-SOFTMAX_OPS = ("softmax", "log_softmax", "special_softmax", "special_log_softmax", "softmin", "_softmax", "_log_softmax")
+# 练习 1.4.2 要求自己写 softmax：名字里带这些字样的运算都算“调用了现成的 softmax”（torch.softmax、F.softmax、
+# 张量的 .softmax、log_softmax、special_softmax、softmin、torch.ops.aten.softmax.int、aten._softmax……）。
+SOFTMAX_WORDS = ("softmax", "softmin")
+# 练习 1.4.4 要求推导参数个数：建出模块或张量再数元素，就不是推导了。
+PARAM_BUILDING = ("empty", "zeros", "ones", "full", "rand", "randn", "uniform_", "normal_", "numel", "nelement")
 LOOP_S = 48  # 练习 1.4.1 检查“没有关于 j 的循环”时用的源句长度
+
+
+def _op(name: str) -> str:
+    """运算名的最后一段：``TensorBase.softmax`` → ``softmax``，``aten::softmax.int`` → ``softmax``。"""
+    if "::" in name:
+        return name.split("::", 1)[1].split(".", 1)[0]
+    return name.rsplit(".", 1)[-1]
 
 
 def _shape(x: torch.Tensor, shape: tuple[int, ...], what: str) -> None:
@@ -47,7 +57,7 @@ def _random_attention(seed: int, d_s: int = 5, d_hh: int = 6, d_a: int = 4, S: i
 @checker(
     "1.4.1",
     "按公式写出加性打分",
-    objective="把 e_tj = v_aᵀ tanh(W_s s_{t-1} + W_h h_j) 逐项翻译成张量运算",
+    objective=r"把 $e_{tj}=v_a^\top\tanh(W_ss_{t-1}+W_hh_j)$ 逐项翻译成张量运算",
     difficulty=1,
     minutes=10,
 )
@@ -82,33 +92,43 @@ def check_additive_scores(additive_scores):
 @checker(
     "1.4.2",
     "权重归一化，拼出 c_t",
-    objective="用数值稳定的 softmax 得到和为 1 的 α_tj，并算出 c_t = Σ_j α_tj h_j",
+    objective=r"用数值稳定的 softmax 得到和为 1 的 $\alpha_{tj}$，并算出 $c_t=\sum_j\alpha_{tj}h_j$",
     difficulty=2,
     minutes=12,
 )
 def check_context(context):
     attn, s_prev, H = _random_attention(3)
     e = attn.scores(s_prev[None], H[None])[0].detach()
-    cases = [("随机打分", e), ("很大的打分（e + 1000）", e + 1000.0), ("很小的打分（e - 1000）", e - 1000.0)]
-    for what, scores in cases:
+    # 最后一组打分彼此相差上千：减去最小值、平均值或中位数之后，最大的那一项仍然远超 exp 的上限（float64 也只到 e^709）；
+    # 最大项领先第二名 20，所以用 logsumexp 写的正确答案在 float32 下也算得准
+    spread = torch.tensor([-2000.0, -5.0, 0.0, 3.0, 1500.0, 1480.0, 1000.0])
+    cases = [  # (说明, 交给学生的打分, 参照用的打分：softmax 与整体平移无关)
+        ("随机打分", e, e),
+        ("很大的打分（e + 1000）", e + 1000.0, e),
+        ("很小的打分（e - 1000）", e - 1000.0, e),
+        ("彼此相差上千的打分", spread, spread),
+    ]
+    for what, scores, ref in cases:
         out, trace = call_tracing_torch(context, scores, H)
         if not (isinstance(out, tuple) and len(out) == 2):
             fail("context 应返回一个二元组 (alpha, c)。")
-        used = trace.used(*SOFTMAX_OPS)
+        used = sorted({_op(n) for n in trace.calls if any(w in _op(n).lower() for w in SOFTMAX_WORDS)})
         if used:
             fail(f"你的函数调用了现成的 softmax（{'、'.join(used)}）。这道题要你自己写：exp，再除以总和——以及怎样让它不溢出。")
         alpha, c = expect_tensor(out[0], "alpha"), expect_tensor(out[1], "c")
         _shape(alpha, (H.shape[0],), "alpha")
         _shape(c, (H.shape[1],), "c")
-        hint = "提示：exp 之前先减去最大的打分，结果不变，却不会溢出。" if "1000" in what else ""
+        hint = ("提示：exp 之前减去的常数要让最大的那一项变成 exp(0)——减去最小值或平均值，最大项照样会溢出。"
+                if what == "彼此相差上千的打分"
+                else "提示：exp 之前先减去最大的打分，结果不变，却不会溢出。" if "1000" in what else "")
         if not torch.isfinite(alpha).all():
             fail(f"{what}：alpha 里出现了 NaN 或无穷大。{hint}")
         expect(bool((alpha >= 0).all()), f"{what}：权重不能是负数。")
         total = alpha.sum().item()
         expect(abs(total - 1) < 1e-5, f"{what}：权重之和应为 1，你的是 {total:.6f}。")
-        _close(alpha, torch.softmax(e, dim=-1), f"{what}：alpha", hint or "提示：α_tj = exp(e_tj) / Σ_r exp(e_tr)。")
-        _close(c, torch.softmax(e, dim=-1) @ H, f"{what}：c", "提示：c 是 H 各行按 alpha 加权的和。")
-    return "没有调用现成的 softmax；权重非负、和为 1，打分整体加上 ±1000 也不溢出；c_t 正确。"
+        _close(alpha, torch.softmax(ref, dim=-1), f"{what}：alpha", hint or "提示：α_tj = exp(e_tj) / Σ_r exp(e_tr)。")
+        _close(c, torch.softmax(ref, dim=-1) @ H, f"{what}：c", "提示：c 是 H 各行按 alpha 加权的和。")
+    return "没有调用现成的 softmax；权重非负、和为 1，打分整体加上 ±1000、彼此相差上千也不溢出；c_t 正确。"
 
 
 # 练习 1.4.3 的说法：哪些是对的，错的又错在哪里
@@ -135,8 +155,8 @@ def _letters(why) -> set[str] | None:
 
 @checker(
     "1.4.3",
-    "均匀权重：瓶颈又回来了",
-    objective="理解注意力的收益来自“每一步读不同的地方”，而不只是“保留了所有 h_j”",
+    "把 softmax 换成均匀权重",
+    objective="用一次替换实验，判断注意力模型的收益究竟从何而来",
     difficulty=2,
     minutes=15,
 )
@@ -174,14 +194,34 @@ def check_uniform(uniform_weights, why):
     return f"均匀权重下 c_t = 所有 h_j 的平均，对每个 t 都相同——又变回了一个固定向量。{report}。"
 
 
+def _real_counts(d_s: int, d_hh: int, d_a: int) -> tuple[int, int]:
+    """参照：数真实模块里的参数——(双线性打分, 加性打分)。"""
+    from seqlab.seq2seq import AdditiveAttention
+
+    bilinear = sum(p.numel() for p in nn.Bilinear(d_s, d_hh, 1, bias=False).parameters())
+    return bilinear, sum(p.numel() for p in AdditiveAttention(d_s, d_hh, d_a).parameters())
+
+
+def _derived(fn, what: str, *args):
+    """调用学生推导出的公式；它要是先建出模块或张量再数元素，就不算推导。"""
+    out, trace = call_tracing_torch(fn, *args)
+    built = sorted({_op(n) for n in trace.calls if _op(n) in PARAM_BUILDING or _op(n).endswith("_like")})
+    if built:
+        fail(
+            f"{what} 调用了 {'、'.join(built)}：看起来是建出了模块或张量再数它的元素。"
+            "这一问要你从形状推导出公式，只用整数运算就能算出来。"
+        )
+    return out
+
+
 @checker(
     "1.4.4",
     "双线性打分与参数量",
-    objective="写出双线性打分 e_tj = s_{t-1}ᵀ W_a h_j，并推导它与加性打分各有多少参数",
+    objective=r"写出双线性打分 $e_{tj}=s_{t-1}^\top W_ah_j$，推导它与加性打分的参数个数，并求出加性打分反而更省参数的条件",
     difficulty=2,
     minutes=10,
 )
-def check_bilinear_scores(bilinear_scores, score_params):
+def check_bilinear_scores(bilinear_scores, score_params, cheaper_d_a):
     g = torch.Generator().manual_seed(5)
     for d_s, d_hh, S in ((4, 6, 9), (7, 3, 5)):
         s_prev, H = torch.randn(d_s, generator=g), torch.randn(S, d_hh, generator=g)
@@ -191,23 +231,39 @@ def check_bilinear_scores(bilinear_scores, score_params):
         # 参照：PyTorch 的双线性函数 x1ᵀ A x2，与公式的写法无关
         want = nn.functional.bilinear(s_prev.expand(S, d_s), H, W_a[None])[:, 0]
         _close(e, want, "双线性打分 e", "提示：e_tj = s_{t-1}ᵀ W_a h_j；对所有 j 一起算，就是 H 的每一行与 s_prevᵀ W_a 做内积。")
-    from seqlab.seq2seq import AdditiveAttention
 
     for d_s, d_hh, d_a in ((64, 128, 64), (5, 6, 4), (3, 10, 50), (100, 100, 5)):
-        out = call(score_params, d_s, d_hh, d_a)
+        out = _derived(score_params, "score_params", d_s, d_hh, d_a)
         expect(
             isinstance(out, (tuple, list)) and len(out) == 2,
             f"score_params 应返回二元组（双线性打分的参数个数，加性打分的参数个数），你返回了 {type(out).__name__}。",
         )
         got_bi = expect_number(out[0], "双线性打分的参数个数")
         got_add = expect_number(out[1], "加性打分的参数个数")
-        # 参照：数真实模块里的参数
-        real_bi = sum(p.numel() for p in nn.Bilinear(d_s, d_hh, 1, bias=False).parameters())
-        real_add = sum(p.numel() for p in AdditiveAttention(d_s, d_hh, d_a).parameters())
+        real_bi, real_add = _real_counts(d_s, d_hh, d_a)
         dims = f"d_s = {d_s}、2·d_h = {d_hh}、d_a = {d_a}"
         expect(got_bi == real_bi, f"{dims} 时，双线性打分的参数应有 {real_bi} 个，你算的是 {got_bi:g}。提示：只有一个矩阵 W_a，它的形状是什么？")
         expect(
             got_add == real_add,
             f"{dims} 时，加性打分的参数应有 {real_add} 个，你算的是 {got_add:g}。提示：W_s、W_h、v_a 三样都要数。",
         )
-    return "打分与 PyTorch 的双线性函数一致；两种打分的参数个数在四组维度下都与真实模块相符。"
+
+    if cheaper_d_a is None:
+        raise Unfinished("打分和参数个数都对了；还差 cheaper_d_a：加性打分的参数严格少于双线性打分时，d_a 最大能取多少？")
+    found = {}
+    # (3, 8)：d_a = 2 时两者恰好相等，不算“更少”；(2, 3)：d_a = 1 时已经相等，没有合适的 d_a，应返回 0
+    for d_s, d_hh in ((64, 128), (3, 8), (20, 20), (100, 5), (2, 3)):
+        got = expect_number(_derived(cheaper_d_a, "cheaper_d_a", d_s, d_hh), "cheaper_d_a 的返回值")
+        want = 0  # 参照：从 d_a = 1 起逐个建出真实模块，数到加性打分不再更少为止
+        while _real_counts(d_s, d_hh, want + 1)[1] < _real_counts(d_s, d_hh, want + 1)[0]:
+            want += 1
+        found[(d_s, d_hh)] = want
+        expect(
+            got == want,
+            f"d_s = {d_s}、2·d_h = {d_hh} 时，加性打分的参数严格少于双线性打分的最大 d_a 是 {want}，你给的是 {got:g}。"
+            "提示：解不等式 d_a(d_s + 2d_h + 1) < d_s·2d_h；注意是严格小于，右边除得尽时要减一；没有合适的 d_a 时返回 0。",
+        )
+    return (
+        "打分与 PyTorch 的双线性函数一致；两种打分的参数个数在四组维度下都与真实模块相符；"
+        f"本节的维度下，d_a ≤ {found[(64, 128)]} 时加性打分的参数更少。"
+    )
