@@ -37,6 +37,18 @@ def _attention_logsumexp(X, W_Q, W_K, W_V):
     return (torch.exp(s - torch.logsumexp(s, dim=1, keepdim=True)) @ V).float()
 
 
+def _scores(X, W_Q, W_K, W_V):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    return Q, K, V, Q @ K.T / math.sqrt(K.shape[-1])
+
+
+def _attention_global_max(X, W_Q, W_K, W_V):
+    """减去整个矩阵的最大值：分数偏小的行 exp 全部下溢成 0，0/0 = NaN。"""
+    _, _, V, s = _scores(X, W_Q, W_K, W_V)
+    e = torch.exp(s - s.max())
+    return e / e.sum(dim=-1, keepdim=True) @ V
+
+
 def _attention_naive_exp(X, W_Q, W_K, W_V):
     Q, K, V = X @ W_Q, X @ W_K, X @ W_V
     e = torch.exp(Q @ K.T / math.sqrt(K.shape[-1]))
@@ -52,8 +64,16 @@ def _attention_naive_exp(X, W_Q, W_K, W_V):
         _attention_naive_exp,  # 不稳定：分数很大时溢出
         lambda X, W_Q, W_K, W_V: _attention_stable(X, W_Q * W_K.shape[1] ** 0.5, W_K, W_V),  # 忘了缩放
         lambda X, W_Q, W_K, W_V: _attention_stable(X, W_Q, W_K, W_V).T @ torch.ones(X.shape[0], 1).double(),
+        _attention_global_max,
+        # 换个名字的现成 softmax 与注意力内核
+        lambda *args: F.softmin(-_scores(*args)[3], dim=-1) @ _scores(*args)[2],
+        lambda *args: torch._softmax(_scores(*args)[3], -1, False) @ _scores(*args)[2],
+        lambda *args: torch.ops.aten._softmax.default(_scores(*args)[3], -1, False) @ _scores(*args)[2],
+        lambda *args: torch.exp(torch.special.log_softmax(_scores(*args)[3], -1)) @ _scores(*args)[2],
+        lambda *args: torch.ops.aten._scaled_dot_product_attention_math(*_scores(*args)[:3])[0],
     ],
-    ids=["seqlab.attention", "F.sdpa", "torch.softmax", "naive-exp", "unscaled", "wrong-shape"],
+    ids=["seqlab.attention", "F.sdpa", "torch.softmax", "naive-exp", "unscaled", "wrong-shape", "global-max",
+         "softmin", "torch._softmax", "aten._softmax", "exp-log_softmax", "aten-sdpa-math"],
 )
 def test_self_attention_rejects(answer):
     assert not _passes(sec05.check_self_attention, answer)
@@ -62,6 +82,11 @@ def test_self_attention_rejects(answer):
 @pytest.mark.parametrize("answer", [_attention_stable, _attention_logsumexp], ids=["max-shift", "logsumexp-einsum"])
 def test_self_attention_accepts(answer):
     assert _passes(sec05.check_self_attention, answer)
+
+
+def test_self_attention_explains_the_global_max_as_underflow():
+    message = sec05.check_self_attention(_attention_global_max).message
+    assert "下溢" in message and "这一行自己的最大值" in message
 
 
 def test_self_attention_names_the_ready_made_softmax():
@@ -120,36 +145,86 @@ def test_first_length_over_accepts(answer):
     assert _passes(sec05.check_first_length_over, answer)
 
 
+@pytest.mark.parametrize("first", [165, 1, 2048])
+def test_attention_peak_does_not_depend_on_which_length_is_measured_first(first):
+    """建这一层的内存不能算进第一次测量：不管先测哪个长度，每个长度的读数都一样。"""
+    lengths = (1, 2, 164, 165, 166, 2048)
+    sec05.attention_peak.cache_clear()
+    sec05._attention_layer.cache_clear()
+    sec05.attention_peak(first)
+    after_first = {S: sec05.attention_peak(S) for S in lengths}
+    sec05.attention_peak.cache_clear()
+    reversed_order = {S: sec05.attention_peak(S) for S in reversed(lengths)}
+    assert after_first == reversed_order
+    assert after_first[1] < after_first[2] < after_first[164] < after_first[165] < after_first[166]
+
+
+def test_a_guess_measured_first_is_still_rejected():
+    """先测 165（差一）再确认 164 放得下：答案错了就不能因为测量顺序而通过。"""
+    def guess(measure, budget):
+        measure(165)
+        measure(164)
+        return 165 if budget == 256 * 1024 else _double_then_bisect(measure, budget)
+
+    sec05.attention_peak.cache_clear()
+    sec05._attention_layer.cache_clear()
+    assert not _passes(sec05.check_first_length_over, guess)
+
+
 # ---------------------------------------------------------------- 1.5.3 给分数矩阵加因果掩码
-def _mask_in_place(scores):
-    """不寻常但正确：原地改传进来的矩阵并把它返回。"""
-    S = scores.shape[-1]
-    scores[torch.ones(S, S, dtype=torch.bool).triu(1)] = float("-inf")
-    return scores
+def _future(scores):
+    T, S = scores.shape
+    return torch.arange(S)[None, :] > torch.arange(T)[:, None] + (S - T)
+
+
+def _mask(scores):
+    return scores.masked_fill(_future(scores), float("-inf"))
 
 
 def _mask_additive(scores):
-    """不寻常但正确：加上一个 0 / -inf 的加性掩码（x + 0 恰好是 x）。"""
-    S = scores.shape[-1]
-    M = torch.zeros(S, S).masked_fill(~torch.ones(S, S, dtype=torch.bool).tril(), float("-inf"))
+    """不寻常但正确：加上一个 0 / -inf 的加性掩码（x + 0 恰好是 x），用 triu 的对角线偏移表示“最后 T 个位置”。"""
+    T, S = scores.shape
+    M = torch.zeros(T, S).masked_fill(torch.ones(T, S, dtype=torch.bool).triu(S - T + 1), float("-inf"))
     return scores + M
+
+
+def _mask_where_clone(scores):
+    """不寻常但正确：先复制，再在副本上原地赋值。"""
+    out = scores.clone()
+    out[_future(scores)] = float("-inf")
+    return out
+
+
+def _mask_in_place(scores):
+    """位置对了，却原地改了传进来的矩阵：题目要的是新矩阵。"""
+    scores[_future(scores)] = float("-inf")
+    return scores
 
 
 @pytest.mark.parametrize(
     "answer",
     [
-        lambda s: s.masked_fill(torch.ones_like(s, dtype=torch.bool).triu(0), float("-inf")),  # 对角线也挡住
-        lambda s: s.masked_fill(torch.ones_like(s, dtype=torch.bool).tril(-1), float("-inf")),  # 方向反了
-        lambda s: s.masked_fill(torch.ones_like(s, dtype=torch.bool).triu(1), -1e9),  # 不是 -inf
+        lambda s: s.masked_fill(_future(s) | (torch.arange(s.shape[1])[None, :] == torch.arange(s.shape[0])[:, None]
+                                              + s.shape[1] - s.shape[0]), float("-inf")),  # 对角线也挡住
+        lambda s: s.masked_fill(~_future(s) & ~(torch.arange(s.shape[1])[None, :] == torch.arange(s.shape[0])[:, None]
+                                               + s.shape[1] - s.shape[0]), float("-inf")),  # 方向反了
+        lambda s: s.masked_fill(_future(s), -1e9),  # 不是 -inf
         lambda s: s,  # 什么也没挡
+        lambda s: s.masked_fill(torch.ones_like(s, dtype=torch.bool).triu(1), float("-inf")),  # 忘了偏移
+        _mask_in_place,
     ],
-    ids=["diagonal", "past", "big-negative", "nothing"],
+    ids=["diagonal", "past", "big-negative", "nothing", "no-offset", "in-place"],
 )
 def test_mask_future_rejects(answer):
     assert not _passes(sec05.check_mask_future, answer)
 
 
-@pytest.mark.parametrize("answer", [_mask_in_place, _mask_additive], ids=["in-place", "additive"])
+def test_mask_future_explains_the_missing_offset():
+    message = sec05.check_mask_future(lambda s: s.masked_fill(torch.ones_like(s, dtype=torch.bool).triu(1), float("-inf"))).message
+    assert "S − T + i" in message
+
+
+@pytest.mark.parametrize("answer", [_mask, _mask_additive, _mask_where_clone], ids=["masked_fill", "additive", "clone"])
 def test_mask_future_accepts(answer):
     assert _passes(sec05.check_mask_future, answer)
 
@@ -185,6 +260,22 @@ def _scan_padded(a, b):
         history.append(b)
         k *= 2
     return history
+
+
+def _scan_in_place_first_aliased(a, b):
+    """原地修改、每轮都存副本，只有 history[0] 忘了复制：它会跟着后面的轮次一起变。"""
+    history, k = [b], 1
+    while k < a.shape[0]:
+        b[k:] = a[k:] * b[:-k] + b[k:]
+        a[k:] = a[k:] * a[:-k]
+        history.append(b.clone())
+        k *= 2
+    return history
+
+
+def test_linear_scan_names_history_0_when_it_was_not_copied():
+    message = sec05.check_linear_scan(_scan_in_place_first_aliased).message
+    assert "history[0]" in message and "clone" in message
 
 
 def _scan_alias(a, b):
@@ -233,9 +324,9 @@ def _loop_with_fake_history(a, b):
 
 @pytest.mark.parametrize(
     "answer",
-    [_scan_alias, _scan_a_first, _closed_form, _matrix_closed_form, _loop_with_fake_history,
-     lambda a, b: _scan(a, b)[-1]],
-    ids=["aliased-history", "a-before-b", "cumprod", "tril-matmul", "loop", "only-h"],
+    [_scan_alias, _scan_in_place_first_aliased, _scan_a_first, _closed_form, _matrix_closed_form,
+     _loop_with_fake_history, lambda a, b: _scan(a, b)[-1]],
+    ids=["aliased-history", "aliased-history-0", "a-before-b", "cumprod", "tril-matmul", "loop", "only-h"],
 )
 def test_linear_scan_rejects(answer):
     assert not _passes(sec05.check_linear_scan, answer)

@@ -567,7 +567,7 @@ CHECKS: dict[tuple[str, str], tuple[Builder, dict[str, str]]] = {
     ("1.5", "$A$"): (_A, {}),
     ("1.5", "$Y$"): (_Y, {}),
     ("1.5", "$y_i$"): (_y_i, {}),
-    ("1.5", "$H^{(k)}$"): (_H_sweeps, {}),
+    ("1.5", "$H^{(r)}$"): (_H_sweeps, {}),
     ("1.6", "$W_Q$，$W_K$，$W_V$"): (_W_QKV_full, {}),
     ("1.6", "$W_Q^{(i)}$，$W_K^{(i)}$，$W_V^{(i)}$"): (_W_QKV_head, {}),
     ("1.6", r"$\text{head}_i$"): (_head_i, {}),

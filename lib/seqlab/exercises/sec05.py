@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from functools import cache
 
 import torch
@@ -11,9 +12,16 @@ from seqlab import attention
 from seqlab.exercises import call, call_tracing_torch, checker, expect, expect_tensor, fail
 from seqlab.measure import peak_memory_bytes
 
-# 1.5.1 里不许调用的现成实现：各种 softmax，以及 PyTorch 的融合注意力。
+# 1.5.1 里不许调用的现成实现：名字里（按 “.” 与 “::” 切开的任何一段）含有这些词的运算，
+# 包括 softmin、log_softmax、torch._softmax、aten::_softmax 与 PyTorch 的各种注意力内核。
 # seqlab.attention 里的函数也调用 torch.softmax，所以用库来答题同样会被认出来。
-READY_MADE = ("softmax", "special_softmax", "log_softmax", "scaled_dot_product_attention")
+READY_MADE = ("softmax", "softmin", "attention")
+
+
+def _ready_made(calls) -> list[str]:
+    """运算记录里名字含有 ``READY_MADE`` 中某个词的那些运算（只取名字里的那一段）。"""
+    return sorted({part for name in calls for part in re.split(r"\.|::", name)
+                   if any(word in part.lower() for word in READY_MADE)})
 
 
 @checker(
@@ -32,7 +40,7 @@ def check_self_attention(self_attention):
         W_Q, W_K, W_V = (torch.randn(d, n, generator=g, dtype=torch.float64) for n in (d_k, d_k, d_v))
         W_Q = W_Q * scale
         got, trace = call_tracing_torch(self_attention, X, W_Q, W_K, W_V)
-        ready = sorted({n.rsplit('.', 1)[-1] for n in trace.used(*READY_MADE)})
+        ready = _ready_made(trace.calls)
         if ready:
             fail(
                 f"你的函数调用了现成的 {'、'.join(ready)}。这道题要自己写出按行 softmax："
@@ -53,7 +61,8 @@ def check_self_attention(self_attention):
         if not torch.isfinite(got).all():
             fail(
                 f"分数很大时（这一组里绝对值最大的分数是 {float((Q @ K.T).abs().max() / math.sqrt(d_k)):.0f}），你的输出里出现了 "
-                "inf 或 NaN：exp 溢出了。每一行先减去这一行的最大值再求 exp，softmax 的结果不变，却不会溢出。"
+                "inf 或 NaN。直接求 exp，大分数会上溢成 inf，inf/inf 是 NaN；只减去整个矩阵的最大值也不行："
+                "分数偏小的那些行，exp 会全部下溢成 0，0/0 还是 NaN。每一行要减去这一行自己的最大值。"
             )
         unscaled = torch.softmax(Q @ K.T, dim=-1) @ V
         if S > 1 and torch.allclose(got, unscaled, atol=1e-6) and not torch.allclose(unscaled, want, atol=1e-6):
@@ -93,8 +102,9 @@ def attention_peak(S: int) -> int:
     if S > 4096:
         fail(f"长度 {S} 太长了：这道题的答案远小于 4096，请从小的长度开始倍增。")
     X = torch.randn(S, PEAK_WIDTH, generator=torch.Generator().manual_seed(S))
+    layer = _attention_layer()  # 先建好这一层：它的参数不该算进任何一次测量（不管先测哪个长度）
     with torch.no_grad():
-        return peak_memory_bytes(lambda: _attention_layer()(X))
+        return peak_memory_bytes(lambda: layer(X))
 
 
 MAX_MEASUREMENTS = 40
@@ -164,52 +174,70 @@ def check_first_length_over(first_length_over):
     minutes=10,
 )
 def check_mask_future(mask_future):
-    """学生函数 ``mask_future(scores) -> (S, S)``：把 ``j > i`` 的分数换成 ``-inf``，其余不变。"""
+    """学生函数 ``mask_future(scores) -> (T, S)``：``scores`` 的 T 个 Query 是长度 S 的序列里最后 T 个位置，
+    把每个 Query 的未来位置换成 ``-inf``，其余不变；返回新矩阵，不改动传入的 ``scores``。"""
     g = torch.Generator().manual_seed(3)
-    for S in (1, 4, 7):
-        scores = torch.randn(S, S, generator=g)
-        original = scores.clone()
-        got = expect_tensor(call(mask_future, scores.clone()), "返回值")
-        expect(got.shape == (S, S), f"形状应该不变：({S}, {S})，你的是 {tuple(got.shape)}。")
-        allowed = attention.causal_mask(S)
-        if S > 1 and torch.isinf(got.diagonal()).any():
-            fail("对角线也被挡住了：位置 i 可以读它自己（j = i），只有 j > i 的未来位置要屏蔽。")
-        if S > 1 and torch.isinf(got[allowed]).any() and not torch.isinf(got[~allowed]).any():
-            fail("方向反了：你挡住的是过去（j < i）。因果掩码挡住的是未来，也就是对角线右上方的格子。")
-        expect(torch.equal(got[allowed], original[allowed]), "j ≤ i 的分数应当原样保留。")
+    for T, S in [(1, 1), (4, 4), (7, 7), (3, 7), (1, 5), (5, 9)]:
+        scores = torch.randn(T, S, generator=g)
+        original, given = scores.clone(), scores.clone()
+        got = expect_tensor(call(mask_future, given), "返回值")
         expect(
-            bool(torch.all(got[~allowed] == float("-inf"))), "j > i 的每个分数都应是 -inf（float('-inf')）。"
+            torch.equal(given, original),
+            "你改动了传入的分数矩阵（例如原地赋值或 masked_fill_）。题目要的是返回一个新矩阵，原来的分数别的地方可能还要用。",
+        )
+        expect(tuple(got.shape) == (T, S), f"形状应该不变：({T}, {S})，你的是 {tuple(got.shape)}。")
+        # 第 i 个 Query 在整个序列里的位置是 S − T + i，它可以读 j ≤ S − T + i 的 Key
+        allowed = torch.arange(S)[None, :] <= torch.arange(T)[:, None] + (S - T)
+        square = torch.ones(T, S, dtype=torch.bool).tril()  # 忘了偏移：把第 i 行当成第 i 个位置
+        masked = torch.isinf(got) & (got < 0)
+        if T < S and torch.equal(masked, ~square):
+            fail(
+                f"T = {T} 个 Query、S = {S} 个 Key 时，你挡住的是 j > i：把第 i 行当成了序列里的第 i 个位置。"
+                f"这 {T} 个 Query 是序列里最后 {T} 个位置，第 i 行（从 0 数）其实是第 S − T + i 个位置。"
+            )
+        own = torch.arange(S)[None, :] == torch.arange(T)[:, None] + (S - T)  # 每个 Query 自己所在的位置
+        if S > 1 and torch.equal(masked, ~allowed | own):
+            fail("对角线也被挡住了：一个位置可以读它自己，只有它后面的位置要屏蔽。")
+        if S > 1 and masked.any() and not masked[~allowed].any():
+            fail("方向反了：你挡住的是过去的位置。因果掩码挡住的是未来，也就是每个 Query 所在位置右边的 Key。")
+        expect(torch.equal(got[allowed], original[allowed]), f"T = {T}、S = {S} 时，允许读取的格子应当保持原来的分数。")
+        expect(
+            bool(torch.all(got[~allowed] == float("-inf"))),
+            f"T = {T}、S = {S} 时，每个 Query 右边（未来）的分数都应是 -inf（float('-inf')）。",
         )
         weights = torch.softmax(got, dim=-1)
         expect(bool(torch.all(torch.isfinite(weights))), "softmax 之后出现了 NaN：有没有哪一行被整行挡住？")
         expect(bool(torch.all(weights[~allowed] == 0)), "softmax 之后，未来位置的权重应当恰好是 0。")
-    return "-inf 经过 softmax 变成恰好为 0 的权重：第 i 行只在前 i 个位置上分配注意力，每行仍然和为 1。"
+    return (
+        "-inf 经过 softmax 变成恰好为 0 的权重。T = S 时挡住的就是对角线右上方；"
+        "T < S 时，第 i 个 Query 是序列里的第 S − T + i 个位置，它前面已经算过的 S − T 个位置它全都能读。"
+    )
 
 
-def _sequential_scan(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """参照答案：h_t = a_t ⊙ h_{t-1} + b_t，h_0 = 0，一步接一步。"""
-    h, out = torch.zeros_like(b[0]), []
-    for a_t, b_t in zip(a, b):
-        h = a_t * h + b_t
+def _sequential_scan(lam: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """参照答案：h_t = λ_t ⊙ h_{t-1} + u_t，h_0 = 0，一步接一步。"""
+    h, out = torch.zeros_like(u[0]), []
+    for lam_t, u_t in zip(lam, u):
+        h = lam_t * h + u_t
         out.append(h)
     return torch.stack(out)
 
 
-def _window_scans(a: torch.Tensor, b: torch.Tensor, rounds: int) -> list[torch.Tensor]:
+def _window_scans(lam: torch.Tensor, u: torch.Tensor, rounds: int) -> list[torch.Tensor]:
     """暴力展开的参照：第 r 项是“只合成最近 2^r 步”的结果，
-    ``Σ_{t-2^r < s ≤ t} (a_{s+1} ⊙ ⋯ ⊙ a_t) ⊙ b_s``（r = 0 就是 b 本身）。不用倍增，直接按定义求和。"""
-    S = a.shape[0]
-    # P[t, s] = a_{s+1} ⊙ ⋯ ⊙ a_t（s ≤ t；s = t 时是空积 1）；形状 (S, S, d)
-    P = torch.zeros(S, S, *a.shape[1:], dtype=a.dtype)
+    ``Σ_{t-2^r < s ≤ t} (λ_{s+1} ⊙ ⋯ ⊙ λ_t) ⊙ u_s``（r = 0 就是 u 本身）。不用倍增，直接按定义求和。"""
+    S = lam.shape[0]
+    # P[t, s] = λ_{s+1} ⊙ ⋯ ⊙ λ_t（s ≤ t；s = t 时是空积 1）；形状 (S, S, d)
+    P = torch.zeros(S, S, *lam.shape[1:], dtype=lam.dtype)
     for t in range(S):
         if t:
-            P[t, :t] = P[t - 1, :t] * a[t]  # 比上一行多乘一个 a_t
+            P[t, :t] = P[t - 1, :t] * lam[t]  # 比上一行多乘一个 λ_t
         P[t, t] = 1
     lag = torch.arange(S)[:, None] - torch.arange(S)[None, :]  # t - s
     out = []
     for r in range(rounds + 1):
-        window = ((lag >= 0) & (lag < 2**r)).to(a.dtype)
-        out.append(torch.einsum("ts...,ts,s...->t...", P, window, b))
+        window = ((lag >= 0) & (lag < 2**r)).to(lam.dtype)
+        out.append(torch.einsum("ts...,ts,s...->t...", P, window, u))
     return out
 
 
@@ -228,18 +256,18 @@ def _rounds(S: int) -> int:
 @checker(
     "1.5.4",
     "线性递推的并行扫描",
-    objective="用倍增扫描在 ⌈log₂ S⌉ 轮内算出 $h_t=a_t⊙h_{t-1}+b_t$，并与逐步循环比对",
+    objective="用倍增扫描在 ⌈log₂ S⌉ 轮内算出 $h_t=λ_t⊙h_{t-1}+u_t$，并与逐步循环比对",
     difficulty=3,
     minutes=25,
 )
 def check_linear_scan(linear_scan):
-    """学生函数 ``linear_scan(a, b) -> history``：``history[r]`` 是做完 r 轮之后的 ``b``（形状 ``(S, d)``），
-    ``history[0]`` 是输入的 ``b``，``history[-1]`` 是全部的 ``h``。可以原地修改 ``a``、``b``。"""
+    """学生函数 ``linear_scan(lam, u) -> history``：``history[r]`` 是做完 r 轮之后的 ``u``（形状 ``(S, d)``），
+    ``history[0]`` 是输入的 ``u``，``history[-1]`` 是全部的 ``h``。可以原地修改 ``lam``、``u``。"""
     g = torch.Generator().manual_seed(54)
     for S, d in [(1, 3), (2, 2), (5, 4), (8, 1), (13, 3), (256, 2)]:
-        a = torch.rand(S, d, generator=g, dtype=torch.float64) * 1.2
-        b = torch.randn(S, d, generator=g, dtype=torch.float64)
-        history, trace = call_tracing_torch(linear_scan, a.clone(), b.clone())
+        lam = torch.rand(S, d, generator=g, dtype=torch.float64) * 1.2
+        u = torch.randn(S, d, generator=g, dtype=torch.float64)
+        history, trace = call_tracing_torch(linear_scan, lam.clone(), u.clone())
         closed = sorted({n.rsplit('.', 1)[-1] for n in trace.used(*CLOSED_FORM)})
         if closed:
             fail(
@@ -250,7 +278,7 @@ def check_linear_scan(linear_scan):
             history = list(history)
         expect(
             isinstance(history, list) and history,
-            f"应返回一个列表 history：history[0] 是输入的 b，之后每一轮追加一项。你返回的是 {type(history).__name__}。",
+            f"应返回一个列表 history：history[0] 是输入的 u，之后每一轮追加一项。你返回的是 {type(history).__name__}。",
         )
         for r, item in enumerate(history):
             expect_tensor(item, f"history[{r}]")
@@ -261,24 +289,28 @@ def check_linear_scan(linear_scan):
         rounds, depth = len(history) - 1, _rounds(S)
         expect(
             rounds == depth,
-            f"S = {S} 时倍增扫描要做 ⌈log₂ S⌉ = {depth} 轮，history 应有 {depth + 1} 项（连同开头的 b），你的有 {len(history)} 项。",
+            f"S = {S} 时倍增扫描要做 ⌈log₂ S⌉ = {depth} 轮，history 应有 {depth + 1} 项（连同开头的 u），你的有 {len(history)} 项。",
         )
-        want, final = _window_scans(a, b, depth), _sequential_scan(a, b)
+        want, final = _window_scans(lam, u, depth), _sequential_scan(lam, u)
         got = [item.detach().double() for item in history]
         if depth >= 1 and all(torch.equal(x, got[-1]) for x in got) and not torch.equal(want[0], want[-1]):
             fail(
                 "history 里每一项都一样：你记下的很可能是同一个张量，后面的轮次又原地改了它。"
-                "原地修改时，追加到 history 里的要是那一轮的副本（.clone()）。"
+                "原地修改时，存进 history 的每一项（包括开头的 history[0]）都要是当时的副本（.clone()）。"
             )
-        expect(torch.equal(got[0], b), "history[0] 应当是输入的 b 本身（还没有做任何合并）。")
+        expect(
+            torch.equal(got[0], u),
+            "history[0] 应当是输入的 u（还没有做任何合并）。如果你原地修改了 u，history[0] 要存它开始时的副本（u.clone()），"
+            "否则它会跟着后面的轮次一起变。",
+        )
         for r in range(1, depth + 1):
             if not torch.allclose(got[r], want[r], atol=1e-9, rtol=1e-9):
                 span = 2**r
                 fail(
-                    f"S = {S} 时第 {r} 轮之后的 b 不对（最大差 {(got[r] - want[r]).abs().max():.3g}）。"
+                    f"S = {S} 时第 {r} 轮之后的 u 不对（最大差 {(got[r] - want[r]).abs().max():.3g}）。"
                     f"这一轮之后，位置 t 应当代表从 t − {span - 1} 到 t 这 {span} 步合成的仿射变换（不足 {span} 步就从第 1 步开始）。"
-                    "检查合并规则：把 h ↦ a_t ⊙ (a_{t−k} ⊙ h + b_{t−k}) + b_t 展开，看看新的 b_t 和新的 a_t 各是什么；"
-                    "还要注意同一轮里 b 要用**旧的** a 来算。"
+                    "检查合并规则：把 h ↦ λ_t ⊙ (λ_{t−Δ} ⊙ h + u_{t−Δ}) + u_t 展开，看看新的 u_t 和新的 λ_t 各是什么；"
+                    "还要注意同一轮里 u 要用**旧的** λ 来算。"
                 )
         expect(
             torch.allclose(got[-1], final, atol=1e-9, rtol=1e-9),
