@@ -52,7 +52,9 @@ DTYPES = {
 # 重放时重新抛出的异常：只用 Python 内置的类型，说明是固定的一句（学生代码写的说明不离开沙箱）。
 REPLAYED_MESSAGE = "（评分时不转述你的代码产生的文字；在笔记本里运行检查可以看到完整的出错信息）"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
-_OP = re.compile(r"[A-Za-z_][A-Za-z0-9_.<>]{0,79}")  # 张量运算的限定名
+# 张量运算的限定名：torch.softmax 记作 softmax，torch.ops.aten.softmax.int 记作 aten::softmax.int，
+# torch.ops 里 pybind 函数的限定名可长达一百多个字符
+_OP = re.compile(r"[A-Za-z_][A-Za-z0-9_.:<>]{0,199}")
 
 
 class RecordingError(CheckFailed):
