@@ -2,6 +2,7 @@
 
 错误答案里包括“违反题目约束”的写法（1.3.1 用自动求导、1.3.2 调用 ``clip_grad_norm_``）；
 不寻常的正确答案换一种写法得到同一个结果（``1/cosh²``、``torch.diag`` 矩阵乘法、整体赋值 ``p.grad = …`` 等）。
+1.3.4 还拒绝 PyTorch 现成的 GRU（``torch.gru_cell``、``nn.GRUCell``），1.3.2 与 1.3.6 拒绝把损失或范数当张量返回。
 """
 
 from __future__ import annotations
@@ -80,6 +81,17 @@ def test_clip_rejects_clip_grad_norm_in_either_form(foreach):
     assert ("_foreach_norm" in result.message) if foreach is None else ("1e-6" in result.message)
 
 
+def test_clip_rejects_a_tensor_instead_of_a_float():
+    def returns_tensor(params, max_norm):
+        total = torch.cat([p.grad.flatten() for p in params]).norm()
+        for p in params:
+            p.grad.mul_(min(1.0, max_norm / float(total)))
+        return total
+
+    result = sec03.check_clip_gradients(returns_tensor)
+    assert not result and "Python 浮点数" in result.message
+
+
 def test_clip_rejects_per_tensor_clipping():
     def per_tensor(params, max_norm):
         total = math.sqrt(sum(float((p.grad**2).sum()) for p in params))
@@ -105,6 +117,18 @@ def test_saturation_accepts_a_tensor_of_norms():
     assert sec03.check_saturation(lambda W, U: _norms(W, U, as_tensor=True))
 
 
+def test_saturation_rejects_the_upper_bound_max_slope():
+    def max_slope(W, U):  # max(1 − h_j²)·‖W_h‖₂：对正交 W_h 恰好是 ‖J_j‖₂，一般只是上界
+        h, out = torch.zeros(W.shape[0], dtype=W.dtype), []
+        for u in U:
+            h = torch.tanh(u + W @ h)
+            out.append(float((1 - h**2).max() * torch.linalg.matrix_norm(W, ord=2)))
+        return out
+
+    result = sec03.check_saturation(max_slope)
+    assert not result and "上界" in result.message
+
+
 def test_saturation_rejects_a_missing_tanh_derivative_and_an_extra_step():
     forgot = sec03.check_saturation(lambda W, U: _norms(W, U, slope=False))
     assert not forgot and "diag(1 - h_j²)" in forgot.message
@@ -125,13 +149,28 @@ def test_gru_accepts_chunk_and_the_interpolation_form():
     assert sec03.check_gru_cell(_gru)
 
 
+@pytest.mark.parametrize("via", ["torch.gru_cell", "nn.GRUCell"])
+def test_gru_rejects_pytorchs_own_gru(via):
+    def fused(x, h, W_ih, W_hh, b_ih, b_hh):
+        if via == "torch.gru_cell":
+            return torch.gru_cell(x, h, W_ih, W_hh, b_ih, b_hh)
+        cell = nn.GRUCell(x.shape[1], h.shape[1], dtype=x.dtype)
+        with torch.no_grad():
+            for p, v in zip((cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh), (W_ih, W_hh, b_ih, b_hh)):
+                p.copy_(v)
+        return cell(x, h).detach()
+
+    result = sec03.check_gru_cell(fused)
+    assert not result and "nn.GRUCell" in result.message
+
+
 def test_gru_rejects_swapped_update_gate():
     result = sec03.check_gru_cell(lambda *a: _gru(*a, swap=True))
     assert not result and "放反" in result.message
 
 
 # ---------------------------------------------------------------- 1.3.6 TBPTT 的一步
-def _tbptt(model, optimizer, x, y, state, max_norm, *, detach=True, carry=True):
+def _tbptt(model, optimizer, x, y, state, max_norm, *, detach=True, carry=True, tensor_loss=False):
     logits, new_state = model(x, state if carry else None)
     loss = nn.functional.cross_entropy(logits.transpose(1, 2), y)  # (B, V, K) 形状的写法，平均相同
     model.zero_grad()
@@ -142,11 +181,16 @@ def _tbptt(model, optimizer, x, y, state, max_norm, *, detach=True, carry=True):
         for p in params:
             p.grad.mul_(max_norm / total)
     optimizer.step()
-    return loss.detach(), (new_state.detach() if detach else new_state)
+    return (loss.detach() if tensor_loss else float(loss.detach())), (new_state.detach() if detach else new_state)
 
 
-def test_tbptt_accepts_own_clipping_and_a_tensor_loss():
+def test_tbptt_accepts_own_clipping_and_model_zero_grad():
     assert sec03.check_tbptt_step(_tbptt)
+
+
+def test_tbptt_rejects_a_tensor_loss():
+    result = sec03.check_tbptt_step(lambda *a: _tbptt(*a, tensor_loss=True))
+    assert not result and "Python 浮点数" in result.message
 
 
 def test_tbptt_rejects_a_state_still_attached_and_a_reset_state():

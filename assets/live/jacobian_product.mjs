@@ -356,7 +356,7 @@ export function caption(st) {
   if (sel.f32_underflow_r !== null) {
     parts.push(
       `下溢：从 r = ${sel.f32_underflow_r} 起乘积的全部元素都小于 float32 的最小正规数 1.2×10^-38，`
-      + "这么远的梯度在单精度里几乎等于零。");
+      + "再往下是精度逐位丧失的次正规数，小于约 1.4×10^-45 才变成 0。");
   }
   const decades = K.SINGULAR_DECADES;
   if (Object.values(st.singular).some((sv) => sv[0] - sv[sv.length - 1] > decades - 1e-6)) {
@@ -407,7 +407,7 @@ function decorate(layout, st) {
   const R = K.R_MAX;
   for (const [r0, color, text, y, anchor] of [
     [sel.f32_overflow_r, "rgba(181,72,93,0.20)", `从 r = ${sel.f32_overflow_r} 起 float32 上溢为 inf →`, 0.12, "bottom"],
-    [sel.f32_underflow_r, "rgba(59,110,165,0.18)", `从 r = ${sel.f32_underflow_r} 起 float32 下溢为 0 →`, 0.88, "top"],
+    [sel.f32_underflow_r, "rgba(59,110,165,0.18)", `从 r = ${sel.f32_underflow_r} 起 float32 下溢（次正规数）→`, 0.88, "top"],
   ]) {
     if (r0 === null) continue;
     layout.shapes.push({

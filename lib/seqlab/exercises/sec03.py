@@ -102,7 +102,8 @@ def _train_loop(task, clip, steps: int, lr: float) -> list[float]:
     minutes=15,
 )
 def check_clip_gradients(clip_gradients):
-    """学生函数 ``clip_gradients(params, max_norm) -> float``：原地把总范数裁剪到 ``max_norm``，返回裁剪前的总范数。
+    """学生函数 ``clip_gradients(params, max_norm) -> float``：把各参数 ``.grad`` 的总范数裁剪到 ``max_norm``
+    （``p.grad.mul_(…)`` 或 ``p.grad = …`` 都行：检查看到的是调用之后每个参数的 ``.grad``），返回裁剪前的总范数（Python 浮点数）。
 
     不许用 ``clip_grad_norm_``：它默认的写法在运算记录里留下 ``_foreach_norm`` / ``_foreach_mul_``；
     ``foreach=False`` 的写法则由最后一组很小的梯度认出——``clip_grad_norm_`` 的系数是 ``max_norm / (总范数 + 1e-6)``，
@@ -120,6 +121,9 @@ def check_clip_gradients(clip_gradients):
         coef = min(1.0, max_norm / total)  # 题目的定义：恰好缩放到 max_norm
         want = [gr * coef for gr in grads]
         got_norm, trace = call_tracing_torch(clip_gradients, ours, max_norm)
+        if got_norm is not None and not isinstance(got_norm, float):
+            fail(f"应返回一个 Python 浮点数（裁剪之前的总范数），你返回的是 {type(got_norm).__name__}。"
+                 "张量可以用 float(…) 或 .item() 转成浮点数。")
         used = trace.used("_foreach_norm", "_foreach_mul_", "_foreach_mul", "clip_grad_norm_", "clip_grads_with_norm_",
                           "get_total_norm")
         if used:
@@ -141,7 +145,7 @@ def check_clip_gradients(clip_gradients):
         for p, w in zip(ours, want):
             expect(torch.allclose(p.grad, w, rtol=1e-6, atol=1e-15),
                    f"总范数约为 {total:.3g}、max_norm = {max_norm:.3g} 时，裁剪后的梯度不对：应当每个梯度都乘上 "
-                   f"min(1, max_norm / 总范数) = {coef:.4g}（别忘了要原地修改 p.grad）。")
+                   f"min(1, max_norm / 总范数) = {coef:.4g}（结果要留在每个参数的 p.grad 里）。")
     # 训练：每一步先让学生的函数裁剪，与定义逐步核对，再用按定义裁剪的梯度更新。这个任务对舍入极其敏感
     # （两种都正确的写法，300 步后的损失可以差几十倍），所以训练沿着同一条参考轨迹走，判的是每一步的裁剪。
     plain = _train_copy_task(lambda params: None)
@@ -162,7 +166,7 @@ def check_clip_gradients(clip_gradients):
 
     losses = _train_copy_task(clip_and_compare)
     expect(not mismatch, f"在训练的第 {mismatch[0] + 1 if mismatch else 0} 步，你的函数裁剪后的梯度与定义不一致"
-           "（应当每个梯度都乘上 min(1, 1 / 总范数)，并且原地修改 p.grad）。")
+           "（应当每个梯度都乘上 min(1, 1 / 总范数)，结果留在每个参数的 p.grad 里）。")
     expect(all(math.isfinite(v) for v in losses) and losses[-1] < 0.01 * losses[0],
            f"训练没有收敛：损失从 {losses[0]:.3f} 变成 {losses[-1]:.3g}。")
     return (f"不裁剪时第 {len(plain)} 步损失就溢出成 {plain[-1]}；300 步里你的裁剪每一步都与定义一致"
@@ -180,6 +184,16 @@ def _reference_norms(W_h: torch.Tensor, U: torch.Tensor) -> list[float]:
     return out
 
 
+def _reference_slope_max(W_h: torch.Tensor, U: torch.Tensor) -> list[float]:
+    """一个常见的错误答案：每一步的 max(1 − h_j²)，即 ‖J_j‖₂ 的上界 max(1 − h_j²)·‖W_h‖₂（这里 ‖W_h‖₂ = 1）。"""
+    h = torch.zeros(W_h.shape[0], dtype=torch.float64)
+    out = []
+    for u in U:
+        h = torch.tanh(u + W_h @ h)
+        out.append(float((1 - h**2).max()))
+    return out
+
+
 @checker(
     "1.3.3",
     "饱和让雅可比矩阵变小",
@@ -192,7 +206,10 @@ def check_saturation(jacobian_norms):
     跑 ``T = len(U)`` 步，返回每一步的 ``‖J_j‖₂``。"""
     d, T = 6, 25
     g = torch.Generator().manual_seed(3)
-    Q, _ = torch.linalg.qr(torch.randn(d, d, generator=g, dtype=torch.float64))
+    # 非正规的 W_h，谱范数缩放到 1：对正交矩阵，‖diag(s) W_h‖₂ 恰好等于 max(s)，只算 max(1 − h_j²) 也能蒙对；
+    # 对这样的矩阵两者不同，只有真的把 diag(1 − h_j²) W_h 乘出来、求谱范数才对。
+    G = torch.randn(d, d, generator=g, dtype=torch.float64)
+    Q = G / torch.linalg.matrix_norm(G, ord=2)
     Z = torch.randn(T, d, generator=g, dtype=torch.float64)
     means = {}
     for scale in (0.1, 1.0, 3.0):
@@ -208,12 +225,16 @@ def check_saturation(jacobian_norms):
             math.isclose(b, 1.0, rel_tol=1e-6) for b in want
         ):
             fail("有的范数恰好是 1 = ‖W_h‖₂：你可能忘了乘 tanh 的导数 diag(1 - h_j²)。")
+        slope_max = _reference_slope_max(Q, U)
+        if all(math.isclose(a, m, rel_tol=1e-9) for a, m in zip(got, slope_max)):
+            fail("你返回的是 max(1 − h_j²)（或它乘 ‖W_h‖₂ = 1）：那只是 ‖J_j‖₂ 的上界。只有 W_h 是正交矩阵时两者才相等；"
+                 "这里的 W_h 不是，要真的把 J_j = diag(1 − h_j²) W_h 乘出来再求谱范数。")
         for j, (a, b) in enumerate(zip(got, want)):
             expect_close(a, b, f"输入幅度 {scale} 时第 {j + 1} 步的 ‖J_j‖₂", tol=1e-6)
         means[scale] = sum(got) / T
     expect(means[0.1] > means[1.0] > means[3.0], "输入越大，平均的 ‖J_j‖₂ 应该越小。")
     return (f"平均 ‖J_j‖₂：输入幅度 0.1 → {means[0.1]:.3f}，1 → {means[1.0]:.3f}，3 → {means[3.0]:.3f}。"
-            "W_h 是正交矩阵（‖W_h‖₂ = 1），变小的部分全部来自饱和的 tanh：连乘几十步后，"
+            "W_h 没有变（‖W_h‖₂ = 1），变小的部分全部来自饱和的 tanh：连乘几十步后，"
             "这个差别会被放大成许多个数量级。")
 
 
@@ -234,7 +255,12 @@ def check_gru_cell(gru_cell):
         x = torch.randn(7, d_in, dtype=torch.float64)
         h = torch.randn(7, d, dtype=torch.float64)
         params = [p.detach().clone() for p in (cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh)]
-        got = expect_tensor(call(gru_cell, x.clone(), h.clone(), *params), "gru_cell").double()
+        got, trace = call_tracing_torch(gru_cell, x.clone(), h.clone(), *params)
+        fused = trace.used("gru_cell", "gru", "_thnn_fused_gru_cell")
+        if fused:
+            fail(f"你的函数调用了 PyTorch 现成的 GRU（{'、'.join(fused)}，nn.GRUCell 在里面用的就是它）。"
+                 "这道题要你自己按公式写出 r、z、n 和 h'，nn.GRUCell 只由检查拿来核对。")
+        got = expect_tensor(got, "gru_cell").double()
         want = cell(x, h).detach()
         expect(tuple(got.shape) == tuple(want.shape),
                f"x 形状 {tuple(x.shape)}、h 形状 {tuple(h.shape)} 时输出应为 {tuple(want.shape)}，你的是 {tuple(got.shape)}。")
@@ -313,6 +339,7 @@ def check_tbptt_step(tbptt_step):
         out = call(tbptt_step, model, opt, x, y, state, max_norm)
         expect(isinstance(out, tuple) and len(out) == 2, "应返回两项：（这一段的损失，传给下一段的状态）。")
         loss, state = out
+        expect(isinstance(loss, float), f"损失应是一个 Python 浮点数（loss.item()），你返回的是 {type(loss).__name__}。")
         expect(isinstance(state, torch.Tensor), f"状态应是 GRU 返回的张量，你返回的是 {type(state).__name__}。")
         if state.requires_grad:
             fail("返回的状态还连着这一段的计算图：要用 state.detach() 截断梯度——否则下一段反向传播会一路穿回第一段，"

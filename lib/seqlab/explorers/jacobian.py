@@ -49,7 +49,7 @@ TOUR = [
     (
         "⑦ tanh 小",
         {"matrix": "orthogonal", "rho": 1.1, "phi": "tanh", "input_scale": 0.1},
-        "⑦ tanh、ρ = 1.1、输入很小：φ′ ≤ 1，范数落到 1.1ʳ 之下",
+        "⑦ tanh、ρ = 1.1、输入很小：状态自己长到 tanh 弯曲处，先略升、再衰减",
     ),
     (
         "⑧ tanh 饱和",

@@ -68,7 +68,7 @@ def caption(state: JacobianState) -> str:
     if sel.f32_underflow_r is not None:
         parts.append(
             f"下溢：从 r = {sel.f32_underflow_r} 起乘积的全部元素都小于 float32 的最小正规数 1.2×10^-38，"
-            "这么远的梯度在单精度里几乎等于零。"
+            "再往下是精度逐位丧失的次正规数，小于约 1.4×10^-45 才变成 0。"
         )
     if any(sv[0] - sv[-1] > SINGULAR_DECADES - 1e-6 for sv in state.singular.values()):
         parts.append(

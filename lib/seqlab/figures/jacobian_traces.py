@@ -201,7 +201,7 @@ def decorations(state: JacobianState) -> tuple[list[dict[str, Any]], list[dict[s
     # 上溢时曲线在右上方，说明写在色块左下；下溢时曲线在右下方，说明写在色块左上。
     for r0, color, text, y, anchor in (
         (sel.f32_overflow_r, "rgba(181,72,93,0.20)", f"从 r = {sel.f32_overflow_r} 起 float32 上溢为 inf →", 0.12, "bottom"),
-        (sel.f32_underflow_r, "rgba(59,110,165,0.18)", f"从 r = {sel.f32_underflow_r} 起 float32 下溢为 0 →", 0.88, "top"),
+        (sel.f32_underflow_r, "rgba(59,110,165,0.18)", f"从 r = {sel.f32_underflow_r} 起 float32 下溢（次正规数）→", 0.88, "top"),
     ):
         if r0 is None:
             continue
