@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import copy
 import math
 
 import torch
+from torch import nn
 
 from checking import rejected as _rejected
+from seqlab import encdec
+from seqlab import transformer as tf
 from seqlab.exercises import sec06
 
 
@@ -26,6 +30,22 @@ def test_block_params_rejects_missing_biases_norms_and_non_integers():
     _rejected(sec06.check_block_params(lambda d, f: _block_params(d, f) - f - d), "FFN")
     _rejected(sec06.check_block_params(lambda d, f: _block_params(d, f) - (d * d + d)), "W_O")
     _rejected(sec06.check_block_params(lambda d, f: _block_params(d, f) + 0.5), "整数")
+
+
+def test_block_params_rejects_a_formula_that_assumes_d_ff_is_four_d_model():
+    def ffn_as_8_d_squared(d_model, d_ff):  # 原论文的 d_ff = 4d 写死进了公式：FFN 的权重记成 8d²
+        return _block_params(d_model, 4 * d_model)
+
+    _rejected(sec06.check_block_params(ffn_as_8_d_squared), "d_ff = 4·d_model")
+
+
+def test_block_params_accepts_counting_a_real_torch_layer():  # 不寻常但正确：建一个 PyTorch 的层来数
+    def by_torch(d_model, d_ff):
+        n_h = next(h for h in range(1, d_model + 1) if d_model % h == 0)
+        layer = nn.TransformerEncoderLayer(d_model, n_h, d_ff, dropout=0.0)
+        return sum(p.numel() for p in layer.parameters())
+
+    assert sec06.check_block_params(by_torch).passed
 
 
 # ---------------------------------------------------------------- 1.6.2 pre-norm 与 post-norm
@@ -68,7 +88,29 @@ def test_block_forward_rejects_swapped_orders_and_calling_the_whole_block():
     _rejected(sec06.check_block_forward(pre_norm_normalising_the_stream))
 
 
-# ---------------------------------------------------------------- 1.6.3 有 KV cache 时一步解码的运算量
+def test_block_forward_rejects_the_library_forward_called_another_way():
+    def unbound_forward(block, X, norm_first):  # 绕过 block(X)：直接调用类上的 forward
+        block.norm_first = norm_first
+        return tf.TransformerBlock.forward(block, X)[0]
+
+    _rejected(sec06.check_block_forward(unbound_forward), "TransformerBlock.forward")
+
+    def on_a_copy(block, X, norm_first):  # 在深拷贝上调用整个块
+        twin = copy.deepcopy(block)
+        twin.norm_first = norm_first
+        return twin(X)[0]
+
+    _rejected(sec06.check_block_forward(on_a_copy), "拷贝")
+
+    def fresh_block_with_copied_weights(block, X, norm_first):  # 新建一个块、拷进权重再调用
+        twin = tf.TransformerBlock(X.shape[-1], block.attn.n_heads, block.ffn.W_1.out_features, norm_first=norm_first)
+        twin.load_state_dict(block.state_dict(), strict=False)
+        return twin(X)[0]
+
+    _rejected(sec06.check_block_forward(fresh_block_with_copied_weights), "新建了带参数的层")
+
+
+# ---------------------------------------------------------------- 1.6.3 有 KV cache 时一步解码的浮点运算数
 def _decode_step_flops(T_kv, d_model, d_ff, n_layers, vocab):
     per_layer = 8 * d_model * d_model + 4 * (T_kv + 1) * d_model + 4 * d_model * d_ff
     return n_layers * per_layer + 2 * d_model * vocab
@@ -208,6 +250,18 @@ def test_cross_attention_accepts_the_reference_and_a_per_head_loop_with_einsum()
 
     assert sec06.check_cross_attention(per_head).passed
 
+    def with_torch_sdpa(attn, Y, M):  # 每个头的缩放点积注意力交给 PyTorch 的函数：题目没有禁止
+        B, T, d = Y.shape
+        n_h = attn.n_heads
+
+        def heads(X):
+            return X.view(B, X.shape[1], n_h, d // n_h).transpose(1, 2)
+
+        out = nn.functional.scaled_dot_product_attention(heads(attn.W_Q(Y)), heads(attn.W_K(M)), heads(attn.W_V(M)))
+        return attn.W_O(out.transpose(1, 2).reshape(B, T, d))
+
+    assert sec06.check_cross_attention(with_torch_sdpa).passed
+
 
 def test_cross_attention_rejects_self_attention_missing_scale_and_calling_the_module():
     _rejected(sec06.check_cross_attention(lambda attn, Y, M: _cross_attention(attn, Y, Y)), "自注意力")
@@ -220,3 +274,31 @@ def test_cross_attention_rejects_self_attention_missing_scale_and_calling_the_mo
 
     _rejected(sec06.check_cross_attention(unscaled), "√d_k")
     _rejected(sec06.check_cross_attention(lambda attn, Y, M: attn(Y, M)[0]), "attn(Y, M)")
+
+
+def test_cross_attention_rejects_ready_made_multi_head_attention():
+    _rejected(sec06.check_cross_attention(lambda attn, Y, M: encdec.MultiHeadCrossAttention.forward(attn, Y, M)[0]),
+              "MultiHeadCrossAttention.forward")
+    _rejected(sec06.check_cross_attention(lambda attn, Y, M: copy.deepcopy(attn)(Y, M)[0]), "拷贝")
+
+    def torch_module(attn, Y, M):  # 把权重拷进 torch.nn.MultiheadAttention 再调用
+        reference = nn.MultiheadAttention(Y.shape[-1], attn.n_heads, batch_first=True).eval()
+        with torch.no_grad():
+            reference.in_proj_weight.copy_(torch.cat([attn.W_Q.weight, attn.W_K.weight, attn.W_V.weight]))
+            reference.in_proj_bias.copy_(torch.cat([attn.W_Q.bias, attn.W_K.bias, attn.W_V.bias]))
+            reference.out_proj.weight.copy_(attn.W_O.weight)
+            reference.out_proj.bias.copy_(attn.W_O.bias)
+        return reference(Y, M, M, need_weights=False)[0]
+
+    _rejected(sec06.check_cross_attention(torch_module), "MultiheadAttention")
+
+    def functional(attn, Y, M):  # 不建模块，直接调用 PyTorch 的函数式多头注意力
+        W = torch.cat([attn.W_Q.weight, attn.W_K.weight, attn.W_V.weight])
+        b = torch.cat([attn.W_Q.bias, attn.W_K.bias, attn.W_V.bias])
+        Yt, Mt = Y.transpose(0, 1), M.transpose(0, 1)
+        out = nn.functional.multi_head_attention_forward(
+            Yt, Mt, Mt, Y.shape[-1], attn.n_heads, W, b, None, None, False, 0.0, attn.W_O.weight, attn.W_O.bias,
+            need_weights=False)[0]
+        return out.transpose(0, 1)
+
+    _rejected(sec06.check_cross_attention(functional), "multi_head_attention_forward")

@@ -120,6 +120,31 @@ def test_induction_checkpoint_is_small_and_accurate_on_fresh_data():
     assert meta["steps"] > 0
 
 
+def test_knocking_out_one_head_removes_exactly_its_columns_before_W_O():
+    torch.manual_seed(6)
+    model = tf.TinyDecoder(12, 16, 4, 32, 2).eval()
+    ids = torch.randint(12, (2, 7))
+    attn = model.blocks[1].attn
+    seen = {}
+    handle = attn.W_O.register_forward_hook(lambda m, inputs, out: seen.update(merged=inputs[0], out=out))
+    with torch.no_grad():
+        model(ids)
+        intact = seen["merged"].clone()
+        with induction.head_knocked_out(model, 1, 2):
+            model(ids)
+        handle.remove()
+    cols = slice(2 * attn.d_k, 3 * attn.d_k)
+    # 第 1 层不受影响，所以送进第 2 层 W_O 的拼接结果只有第 3 个头的那 d_k 列变成 0
+    expected = intact.clone()
+    expected[..., cols] = 0
+    assert torch.equal(seen["merged"], expected)
+    assert torch.allclose(seen["out"], nn.functional.linear(expected, attn.W_O.weight, attn.W_O.bias))
+    assert not attn.W_O._forward_pre_hooks  # 离开 with 块后钩子已经摘掉
+    with pytest.raises(InputError):
+        with induction.head_knocked_out(model, 0, 4):
+            pass
+
+
 def test_prefill_and_cached_decode_do_the_same_arithmetic_recomputing_does_more():
     torch.manual_seed(4)
     model = tf.TinyDecoder(64, 32, 2, 64, 2).eval()

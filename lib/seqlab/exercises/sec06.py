@@ -2,12 +2,30 @@
 
 from __future__ import annotations
 
+import copy
+
 import torch
 from torch import nn
 
 from seqlab import measure
 from seqlab import transformer as tf
-from seqlab.exercises import call, checker, expect, expect_close, expect_number, expect_tensor, fail
+from seqlab.exercises import (
+    call,
+    call_tracing_torch,
+    checker,
+    expect,
+    expect_close,
+    expect_number,
+    expect_tensor,
+    fail,
+)
+
+# 练习 1.6.2 与 1.6.7 只许用题目给的部件。新建一个带参数的层（再把权重拷过去）会调用参数初始化，
+# PyTorch 现成的多头注意力和编码器层各有一个融合的入口：这些运算名在学生函数里出现，就说明没有亲手组装。
+READY_MADE_LAYERS = (
+    "uniform_", "normal_", "kaiming_uniform_", "kaiming_normal_", "xavier_uniform_", "xavier_normal_", "trunc_normal_",
+    "multi_head_attention_forward", "_native_multi_head_attention", "_transformer_encoder_layer_fwd",
+)
 
 
 def _integer(value, what: str) -> int:
@@ -19,10 +37,13 @@ def _integer(value, what: str) -> int:
 
 
 class _CallCounter(nn.Module):
-    """混入检查用的模块：``forward`` 每被调用一次，缓冲区 ``forward_calls`` 加 1。
+    """混入检查用的模块：题目不许用的入口每被用到一次，缓冲区 ``forward_calls`` 加 1。
 
+    计的有：调用整个模块（``forward``），库里那份 ``forward`` 才会用到的东西（子类用 ``_trap`` 挂上，例如
+    ``block.norm_first``、``attn.split_heads``——直接写 ``TransformerBlock.forward(block, X)`` 绕过 ``block(X)``
+    时也会用到它们），以及把整个模块深拷贝一份（拷贝上的调用计不到这里）。
     缓冲区是模块状态的一部分，评分时会随参数的原地修改一起记录、重放，所以检查能看出学生是不是
-    直接调用了整个模块，而不是只用题目允许的部件。
+    用了整个模块，而不是只用题目允许的部件。
     """
 
     forward_calls: torch.Tensor
@@ -34,13 +55,47 @@ class _CallCounter(nn.Module):
     def _start_counting(self) -> None:
         self.forward_calls.zero_()
 
+    def _count(self) -> None:
+        if "forward_calls" in self._buffers:  # 构造函数里设置属性时，缓冲区还没有建好
+            self.forward_calls += 1
+
     def forward(self, *args, **kwargs):
-        self.forward_calls += 1
+        self._count()
         return super().forward(*args, **kwargs)
+
+    def __deepcopy__(self, memo):
+        self._count()
+        clone = self.__class__.__new__(self.__class__)
+        memo[id(self)] = clone
+        clone.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return clone
+
+
+def _trap(name: str):
+    """一个计数的方法：先给 ``forward_calls`` 加 1，再照常调用父类的同名方法。"""
+
+    def method(self, *args, **kwargs):
+        self._count()
+        return getattr(super(type(self), self), name)(*args, **kwargs)
+
+    return method
 
 
 class _CountedBlock(_CallCounter, tf.TransformerBlock):
-    pass
+    """库里的 ``TransformerBlock.forward`` 按 ``self.norm_first`` 选放法；题目的放法由参数给出，用不着读它。"""
+
+    @property
+    def norm_first(self) -> bool:
+        self._count()
+        return self._norm_first
+
+    @norm_first.setter
+    def norm_first(self, value: bool) -> None:
+        self._norm_first = value
+
+
+def _ready_made(trace) -> list[str]:
+    return sorted({n.rsplit(".", 1)[-1] for n in trace.used(*READY_MADE_LAYERS)})
 
 
 @checker(
@@ -52,11 +107,15 @@ class _CountedBlock(_CallCounter, tf.TransformerBlock):
 )
 def check_block_params(block_params):
     """学生函数 ``block_params(d_model, d_ff) -> int``，与实际的模块逐一比对。"""
-    for d, h, d_ff in [(8, 2, 32), (64, 4, 256), (512, 8, 2048)]:
+    # d_ff 故意取得不是 4·d_model（只有最后一组是原论文的 4 倍）：只对 d_ff = 4d 成立的公式在前面就会被认出来
+    for d, h, d_ff in [(8, 2, 20), (64, 4, 100), (12, 3, 96), (512, 8, 2048)]:
         got = call(block_params, d, d_ff)
         want = sum(p.numel() for p in tf.TransformerBlock(d, h, d_ff).parameters())
         attn, ffn, norms = 4 * (d * d + d), 2 * d * d_ff + d_ff + d, 4 * d
         got_i = _integer(got, "参数个数")
+        if d_ff != 4 * d and got_i == want - ffn + (2 * d * 4 * d + 4 * d + d):
+            fail(f"d_model = {d}、d_ff = {d_ff} 时，你的结果等于 d_ff = 4·d_model = {4 * d} 时的个数：d_ff 是单独的参数，"
+                 "不一定是 d_model 的 4 倍（那只是原论文的取法），FFN 的两层要按 d_ff 来数。")
         if got_i == want - 4 * d:  # 两个 LayerNorm 的 γ、β 与四个投影的偏置恰好都是 4d 个，分不出漏了哪一样
             fail(f"d = {d} 时少了 4d = {4 * d} 个：两个 LayerNorm 各有 d 个 γ 和 d 个 β，"
                  "W_Q、W_K、W_V、W_O 也各带一个 d 维偏置——你漏了其中一样。")
@@ -100,10 +159,13 @@ def check_block_forward(block_forward):
     for norm_first in (False, True):
         block._start_counting()
         with torch.no_grad():
-            got = call(block_forward, block, X, norm_first)
+            got, trace = call_tracing_torch(block_forward, block, X, norm_first)
         if int(block.forward_calls):
-            fail("题目只许用四个部件：不能直接调用 block(X)（它会按 block.norm_first 自己选放法），"
-                 "要用 block.attn、block.ffn、block.norm1、block.norm2 亲手组装。")
+            fail("题目只许用四个部件：不能调用 block(X)、TransformerBlock.forward 或它的拷贝（它们按 block.norm_first "
+                 "自己选放法，你的函数用不着读 block.norm_first），要用 block.attn、block.ffn、block.norm1、block.norm2 亲手组装。")
+        if ready := _ready_made(trace):
+            fail(f"你的函数调用了 {'、'.join(ready)}：它新建了带参数的层或用了 PyTorch 现成的实现。"
+                 "题目只许用 block 的四个部件，不要新建层再把权重拷过去。")
         if isinstance(got, tuple):
             fail("请只返回块的输出张量；block.attn(...) 返回（输出，权重）两项，要先取出第 0 项。")
         expect_tensor(got)
@@ -133,7 +195,7 @@ def _measured_step_flops(T: int, d: int, d_ff: int, n_layers: int, vocab: int) -
 
 @checker(
     "1.6.3",
-    "有 KV cache 时一步解码的运算量",
+    "有 KV cache 时一步解码的浮点运算数",
     objective="写出带 KV cache 生成一个 token 的浮点运算数，看清哪一项随上下文长度增长",
     difficulty=3,
     minutes=20,
@@ -274,7 +336,9 @@ def check_cross_attention(cross_attention):
     from seqlab import encdec
 
     class CountedCrossAttention(_CallCounter, encdec.MultiHeadCrossAttention):
-        pass
+        # 库里的 forward 用这两个方法分头、拼接；题目只许用四个线性层和头数，用不着它们
+        split_heads = _trap("split_heads")
+        merge_heads = _trap("merge_heads")
 
     torch.manual_seed(67)
     d, h = 12, 3
@@ -290,9 +354,13 @@ def check_cross_attention(cross_attention):
         want = reference(Y, M, M, need_weights=False)[0]
         self_attn = reference(Y, Y, Y, need_weights=False)[0]
         attn._start_counting()
-        got = call(cross_attention, attn, Y.clone(), M.clone())
+        got, trace = call_tracing_torch(cross_attention, attn, Y.clone(), M.clone())
     if int(attn.forward_calls):
-        fail("题目只许用四个线性层和头数：不能直接调用 attn(Y, M)，要自己写出投影、分头、softmax 和拼接。")
+        fail("题目只许用四个线性层和头数：不能调用 attn(Y, M)、MultiHeadCrossAttention.forward（或它的 split_heads、"
+             "merge_heads）或它的拷贝，要自己写出投影、分头、softmax 和拼接。")
+    if ready := _ready_made(trace):
+        fail(f"你的函数调用了 {'、'.join(ready)}：它新建了带参数的层（比如 torch.nn.MultiheadAttention）"
+             "或用了 PyTorch 现成的多头注意力。题目只许用 attn 的四个线性层和头数。")
     if isinstance(got, tuple):
         fail("请只返回输出张量（形状 (B, T, d)），不要连权重一起返回。")
     expect_tensor(got)

@@ -74,7 +74,7 @@ def table1_figure(counts: Counts, d: int) -> go.Figure:
         rows=1,
         cols=3,
         horizontal_spacing=0.09,
-        subplot_titles=("每层运算量（FLOP）", "必须串行的运算数", "x₁ 到 yₙ 的最短依赖链"),
+        subplot_titles=("每层浮点运算数（FLOP）", "必须串行的张量运算数", "x₁ 到 yₙ 的最短依赖链"),
     )
     for key, name, color in KINDS:
         for trace, col in _kind_traces(counts, d, key, name, color):

@@ -55,11 +55,11 @@ def decode_cost_figure(contexts: list[int], rows: list[dict[str, Any]], d_model:
 def step_cost_figure(costs: list[StepCost]) -> go.Figure:
     """沿一次生成的每一步：左边数出的运算量与搬运的字节，右边本机实测的 CPU 时间（只显示）。"""
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14,
-                        subplot_titles=("每一步的运算量与搬运的字节（计数）", "每一步的 CPU 时间（本机实测）"))
+                        subplot_titles=("每一步的浮点运算数与搬运的字节（计数）", "每一步的 CPU 时间（本机实测）"))
     x = [c.index for c in costs]
     series: list[tuple[str, list[float], str, str, int]] = [
-        ("运算（有缓存）", [c.cache.flops for c in costs], PALETTE[0], "solid", 1),
-        ("运算（每步重算）", [c.recompute.flops for c in costs], PALETTE[1], "solid", 1),
+        ("浮点运算（有缓存）", [c.cache.flops for c in costs], PALETTE[0], "solid", 1),
+        ("浮点运算（每步重算）", [c.recompute.flops for c in costs], PALETTE[1], "solid", 1),
         ("字节（有缓存）", [c.cache.bytes_moved for c in costs], PALETTE[0], "dot", 1),
         ("字节（每步重算）", [c.recompute.bytes_moved for c in costs], PALETTE[1], "dot", 1),
         ("CPU 毫秒（有缓存）", [1e3 * c.seconds_cache for c in costs], PALETTE[0], "solid", 2),

@@ -22,7 +22,7 @@ def html_table(header: list[str], rows: list[list[str]], note: str = "") -> str:
 
 def prefill_decode_table(results: list[PrefillDecode]) -> str:
     """实测结果排成一张 HTML 表，每行一种（S, 方式）：CPU 时间、抖动、相对 Prefill 的倍数、墙钟时间、运算量。"""
-    header = ["S", "方式", "CPU 时间", "最快–最慢", "相对 Prefill", "墙钟时间", "运算量"]
+    header = ["S", "方式", "CPU 时间", "最快–最慢", "相对 Prefill", "墙钟时间", "浮点运算数"]
     rows = []
     for r in results:
         for m in MODE_NAMES:
@@ -41,7 +41,7 @@ def prefill_decode_table(results: list[PrefillDecode]) -> str:
         header,
         rows,
         f"CPU 时间与墙钟时间都是 {repeats} 次重复的中位数；墙钟时间还包含排队等 CPU 的时间，机器越忙偏得越多。"
-        "运算量单位 M = 10⁶ 次浮点运算，是数出来的，每次都一样。",
+        "浮点运算数的单位 M = 10⁶ 次浮点运算，是数出来的，每次都一样。",
     )
 
 
@@ -55,7 +55,7 @@ def table1_table(counts: Counts, d: int, ns: tuple[int, ...] | None = None) -> s
     head = "、".join(f"n = {n}" for n in shown)
     header = [
         "层的类型",
-        "每层运算量",
+        "每层浮点运算数",
         f"实测 FLOP：只数跨位置混合（{head}）",
         f"实测 FLOP：整层（{head}）",
         "串行步数",
@@ -71,7 +71,7 @@ def table1_table(counts: Counts, d: int, ns: tuple[int, ...] | None = None) -> s
         dist = " / ".join(str(counts[n][key]["path"]) for n in shown)
         rows.append([name, cost, mixing, layer, seq, depth, path, dist])
     return html_table(
-        header, rows, f"d = {d}；“实测”三列都是数出来的（运算次数、计算图里的运算个数），不是计时，没有抖动。"
+        header, rows, f"d = {d}；“实测”三列都是数出来的（浮点运算数、计算图里的张量运算个数），不是计时，没有抖动。"
     )
 
 

@@ -1,5 +1,5 @@
 """第 1.6 节的训练任务“循环复读”：数据、训练配方 ``transformer_induction``，以及读训练好的模型的两件工具——
-给每个头打分（读前一个位置 / 复读头），和把某一层的注意力关掉。
+给每个头打分（读前一个位置 / 复读头），和把某一层的注意力或某一个头关掉。
 
 模型本身是 ``seqlab.transformer.TinyDecoder``；这里只有任务与训练。
 """
@@ -103,6 +103,28 @@ def attention_knocked_out(model: TinyDecoder, layer: int) -> Iterator[None]:
 
     block = cast(TransformerBlock, model.blocks[layer])
     handle = block.attn.register_forward_hook(zero)
+    try:
+        yield
+    finally:
+        handle.remove()
+
+
+@contextlib.contextmanager
+def head_knocked_out(model: TinyDecoder, layer: int, head: int) -> Iterator[None]:
+    """在 ``with`` 块内只关掉第 ``layer`` 层（从 0 数）的第 ``head`` 个头：拼接各头结果、送进 ``W_O`` 之前，
+    把这个头的 ``d_k`` 列换成 0，其余的头照常。用来检验模型的输出靠不靠这一个头。"""
+    attn = cast(TransformerBlock, model.blocks[layer]).attn
+    if not 0 <= head < attn.n_heads:
+        raise InputError(f"第 {layer + 1} 层只有 {attn.n_heads} 个头，没有编号 {head} 的头（从 0 数）。")
+    cols = slice(head * attn.d_k, (head + 1) * attn.d_k)
+
+    def zero_head(_module, inputs):
+        (merged,) = inputs
+        merged = merged.clone()
+        merged[..., cols] = 0
+        return (merged,)
+
+    handle = attn.W_O.register_forward_pre_hook(zero_head)
     try:
         yield
     finally:
