@@ -123,3 +123,16 @@ def test_tensors_round_trip_bit_for_bit_with_their_graph_kind():
         assert back.requires_grad and (kind == "Index") == ("Index" in type(back.grad_fn).__name__)
     assert recording.decode(recording.encode({1: (2.5, None, "字")})) == {1: (2.5, None, "字")}
     assert math.isnan(recording.decode(recording.encode(float("nan"))))
+
+
+def test_the_trace_names_an_operation_however_it_was_called():
+    """``used`` 认得同一个运算的各种叫法：函数、张量的方法、torch.ops 里带重载名的算子。"""
+    x, h = torch.randn(1, 3), torch.randn(1, 4)
+    w_ih, w_hh = torch.randn(12, 3), torch.randn(12, 4)
+    for call in (lambda: torch.gru_cell(x, h, w_ih, w_hh), lambda: torch.ops.aten.gru_cell.default(x, h, w_ih, w_hh)):
+        with exercises.TorchTrace() as trace:
+            call()
+        assert trace.used("gru_cell") and not trace.used("gru")
+    with exercises.TorchTrace() as trace:
+        x.softmax(0), torch.ops.aten.softmax.int(x, 0)
+    assert trace.used("softmax") == ["TensorBase.softmax", "aten::softmax.int"]

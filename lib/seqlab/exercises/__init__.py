@@ -20,6 +20,7 @@ import functools
 import html
 import math
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NoReturn
@@ -176,8 +177,9 @@ class TorchTrace(torch.overrides.TorchFunctionMode):
         return sum(self.calls.values())
 
     def used(self, *names: str) -> list[str]:
-        """调用过的运算里，名字（或名字的最后一段）在 ``names`` 里的那些。"""
-        return sorted(n for n in self.calls if n in names or n.rsplit(".", 1)[-1] in names)
+        """调用过的运算里，名字（或按 ``.`` 与 ``::`` 切开后的某一段）在 ``names`` 里的那些：
+        ``used("gru_cell")`` 认得 ``gru_cell``、``TensorBase.gru_cell`` 与 ``aten::gru_cell.default``。"""
+        return sorted(n for n in self.calls if n in names or any(part in names for part in re.split(r"\.|::", n)))
 
 
 def call_tracing_torch(fn, *args) -> tuple:
