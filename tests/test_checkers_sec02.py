@@ -88,6 +88,11 @@ def test_vocab_rejects_unk_at_zero_and_unordered_vocab():
 
     _rejected(sec02.check_vocab(_build, encode_unknown_as_zero, _decode), "编码成 1")
 
+    def encode_to_tensor(text, itos):  # 题目要的是 ID 列表
+        return torch.tensor(_encode(text, itos))
+
+    _rejected(sec02.check_vocab(_build, encode_to_tensor, _decode), "list")
+
 
 # ---------------------------------------------------------------- 1.2.2 两种查表
 def _rows(E, ids):

@@ -54,7 +54,8 @@ def check_vocab(build_vocab, encode, decode):
     expect(itos[2:] == chars, "特殊 token 之后，请按每个字第一次出现的顺序排列（提示：dict.fromkeys 能保序去重）。")
     for s in sentences[:20]:
         ids = call(encode, s, itos)
-        expect(isinstance(ids, list) and len(ids) == len(s), f"「{s}」有 {len(s)} 个字，应编码成 {len(s)} 个 ID。")
+        expect(isinstance(ids, list), f"encode 应返回一个 ID 列表（list），你返回了 {type(ids).__name__}。")
+        expect(len(ids) == len(s), f"「{s}」有 {len(s)} 个字，应编码成 {len(s)} 个 ID。")
         expect(_is_id_list(ids, len(s), len(itos)), "每个 ID 都应是词表范围内的整数。")
         expect([itos[i] for i in ids] == list(s), f"「{s}」的 ID 查回 itos 不是原来的字：第 t 个 ID 应是第 t 个字在 itos 里的下标。")
         back = call(decode, ids, itos)
