@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import math
 
 import torch
@@ -302,3 +303,29 @@ def test_cross_attention_rejects_ready_made_multi_head_attention():
         return out.transpose(0, 1)
 
     _rejected(sec06.check_cross_attention(functional), "multi_head_attention_forward")
+
+
+# ---------------------------------------------------------------- 评分时（记录、再重放）同样认得出绕过的做法
+def _replayed(check, *answers):
+    from seqlab.exercises import recording
+
+    data = json.loads(json.dumps(recording.record(check, list(answers))))
+    return recording.judge(check, data)
+
+
+def test_the_grader_replays_the_library_forward_as_a_rejection(monkeypatch):
+    monkeypatch.setenv("SEQLAB_STRICT_CHECKS", "0")
+
+    def unbound_forward(block, X, norm_first):
+        block.norm_first = norm_first
+        return tf.TransformerBlock.forward(block, X)[0]
+
+    for check, answer in [
+        (sec06.check_block_forward, unbound_forward),
+        (sec06.check_cross_attention, lambda attn, Y, M: encdec.MultiHeadCrossAttention.forward(attn, Y, M)[0]),
+    ]:
+        direct, replayed = check(answer), _replayed(check, answer)
+        assert not direct.passed and not replayed.passed
+        assert replayed.message == direct.message
+    assert _replayed(sec06.check_block_forward, _block_forward).passed
+    assert _replayed(sec06.check_cross_attention, _cross_attention).passed
