@@ -366,3 +366,61 @@ def test_replayed_verdict_equals_the_direct_check(check, answer):
     data = json.loads(json.dumps(recording.record(check, [answer])))
     replayed = recording.judge(check, data)
     assert (replayed.passed, replayed.message) == (direct.passed, direct.message)
+
+
+# ---------------------------------------------------------------- 1.5.6 数一数配对、分块和内存
+def _cost(S, block, batch, heads, layers, n_byte, tiled=None):
+    if tiled is None:
+        tiled = sum((min(s + block, S) - s) * min(s + block, S) for s in range(0, S, block))
+    return {"pairs": S * S, "causal_pairs": S * (S + 1) // 2, "tiled_pairs": tiled,
+            "score_bytes": batch * heads * layers * S * S * n_byte}
+
+
+def _cost_closed_form_numpy(S, block, batch, heads, layers, n_byte):
+    """不寻常但正确：整块部分用 S(S+c)/2 式的闭式，最后不满的块行单独补上；返回 NumPy 整数与整数值的浮点数。"""
+    import numpy as np
+
+    full, rest = divmod(S, block)
+    tiled = block * block * full * (full + 1) // 2 + rest * S
+    return {"pairs": np.int64(S) ** 2, "causal_pairs": float(S * (S + 1) // 2), "tiled_pairs": np.int64(tiled),
+            "score_bytes": np.int64(batch * heads * layers * n_byte) * S * S}
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        lambda S, c, *rest: _cost(S, c, *rest, tiled=S * S),  # 一块也没跳过
+        lambda S, c, *rest: _cost(S, c, *rest, tiled=S * (S + 1) // 2),  # 只数有用的
+        lambda S, c, *rest: _cost(S, c, *rest, tiled=S * (S + c) // 2),  # 假定 S 是 c 的整数倍
+        lambda S, c, *rest: {**_cost(S, c, *rest), "causal_pairs": S * (S - 1) // 2},  # 漏了对角线
+        lambda S, c, b, h, L, n: {**_cost(S, c, b, h, L, n), "score_bytes": b * h * L * S * (S + 1) // 2 * n},  # 掩码省内存
+        lambda S, c, *rest: {**_cost(S, c, *rest), "tiled_pairs": _cost(S, c, *rest)["tiled_pairs"] + 0.5},  # 不是整数
+        lambda S, c, *rest: tuple(_cost(S, c, *rest).values()),  # 不是字典
+    ],
+    ids=["no-skip", "only-useful", "divisible-only", "no-diagonal", "masked-memory", "non-integer", "tuple"],
+)
+def test_attention_cost_rejects(answer):
+    assert not _passes(sec05.check_attention_cost, answer)
+
+
+@pytest.mark.parametrize("answer", [_cost, _cost_closed_form_numpy], ids=["loop-over-block-rows", "closed-form-numpy"])
+def test_attention_cost_accepts(answer):
+    assert _passes(sec05.check_attention_cost, answer)
+
+
+def test_tiled_reference_counts_blocks_by_brute_force():
+    """参照答案与“逐个块、逐个格子”的暴力计数一致。"""
+    for S in (1, 2, 7, 10, 33):
+        for c in (1, 2, 3, 4, 16, 40):
+            brute = 0
+            for r0 in range(0, S, c):
+                for q0 in range(0, S, c):
+                    cells = [(i, j) for i in range(r0, min(r0 + c, S)) for j in range(q0, min(q0 + c, S))]
+                    if any(j <= i for i, j in cells):  # 这一块里至少有一个允许的格子：整块都要算
+                        brute += len(cells)
+            assert sec05._tiled_pairs(S, c) == brute, (S, c)
+
+
+def test_linear_scan_names_an_aten_closed_form():
+    message = sec05.check_linear_scan(lambda a, b: [b, torch.ops.aten.cumsum.default(b, 0)]).message
+    assert "cumsum" in message and "default" not in message

@@ -268,7 +268,7 @@ def check_linear_scan(linear_scan):
         lam = torch.rand(S, d, generator=g, dtype=torch.float64) * 1.2
         u = torch.randn(S, d, generator=g, dtype=torch.float64)
         history, trace = call_tracing_torch(linear_scan, lam.clone(), u.clone())
-        closed = sorted({n.rsplit('.', 1)[-1] for n in trace.used(*CLOSED_FORM)})
+        closed = sorted({part for n in trace.used(*CLOSED_FORM) for part in re.split(r"\.|::", n) if part in CLOSED_FORM})
         if closed:
             fail(
                 f"你的函数调用了 {'、'.join(closed)}。这道题只许用逐元素的乘、加和切片、拼接："
@@ -325,4 +325,81 @@ def check_linear_scan(linear_scan):
     return (
         "每一轮的中间结果都对：第 r 轮之后，位置 t 手里是最近 2^r 步合成的仿射变换。"
         "S = 256 时只要 8 轮，而逐步循环要 256 步——每一轮里的乘加全部可以同时做。"
+    )
+
+
+def _tiled_pairs(S: int, block: int) -> int:
+    """参照答案：因果掩码下，分块内核跳过整块都在对角线右上方的块之后，还要算的配对数。
+    逐个块行地数：第 r 个块行（行 r·c … 行末）要算到它的对角块为止的所有列。"""
+    total = 0
+    for start in range(0, S, block):
+        stop = min(start + block, S)  # 这个块行的行是 [start, stop)，它的对角块的列也止于 stop
+        total += (stop - start) * stop
+    return total
+
+
+def _whole_number(value, what: str) -> int:
+    """学生给出的个数必须是整数（Python 或 NumPy 的整数，或者恰好是整数的浮点数），不许悄悄截断。"""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__index__"):
+        fail(f"{what}应该是一个整数，你给的是 {type(value).__name__}：{value!r}。")
+    if isinstance(value, float):
+        if not value.is_integer():
+            fail(f"{what}应该是一个整数，你给的是 {value!r}。")
+        value = int(value)
+    return int(value)
+
+
+COST_KEYS = ("pairs", "causal_pairs", "tiled_pairs", "score_bytes")
+
+
+@checker(
+    "1.5.6",
+    "数一数配对、分块和内存",
+    objective="对给定的 S 算出配对数、因果掩码下有用的配对数、分块内核实际要算的配对数，以及分数矩阵的内存",
+    difficulty=2,
+    minutes=20,
+)
+def check_attention_cost(attention_cost):
+    """学生函数 ``attention_cost(S, block, batch, heads, layers, n_byte) -> dict``，键见 ``COST_KEYS``。"""
+    cases = [
+        (1, 1, 1, 1, 1, 4), (7, 2, 2, 4, 3, 2), (8, 4, 8, 12, 12, 4), (10, 4, 1, 1, 1, 4),
+        (5, 16, 1, 2, 1, 2), (4096, 1, 1, 1, 1, 4), (1000, 128, 4, 8, 6, 2), (100_000, 64, 8, 12, 12, 2),
+    ]
+    for S, block, batch, heads, layers, n_byte in cases:
+        got = call(attention_cost, S, block, batch, heads, layers, n_byte)
+        if not isinstance(got, dict):
+            fail(f"应返回一个字典，键是 {', '.join(COST_KEYS)}；你返回的是 {type(got).__name__}。")
+        missing = [key for key in COST_KEYS if key not in got]
+        expect(not missing, f"字典里缺少这些键：{', '.join(missing)}。")
+        value = {key: _whole_number(got[key], f"S = {S} 时的 {key} ") for key in COST_KEYS}
+        where = f"S = {S}、块大小 c = {block}"
+        expect(value["pairs"] == S * S, f"{where} 时，不加掩码的配对数应是 S² = {S * S:,}，你的是 {value['pairs']:,}。")
+        causal = S * (S + 1) // 2
+        if value["causal_pairs"] == S * (S - 1) // 2 and S > 0:
+            fail(f"{where} 时你的有用配对数是 S(S−1)/2：别漏了对角线，每个位置也读它自己。")
+        expect(
+            value["causal_pairs"] == causal,
+            f"{where} 时，因果掩码下有用的配对数应是 {causal:,}，你的是 {value['causal_pairs']:,}。",
+        )
+        tiled = _tiled_pairs(S, block)
+        if value["tiled_pairs"] != tiled:
+            hint = ""
+            if value["tiled_pairs"] == S * S and tiled != S * S:
+                hint = "你没有跳过任何块：整块都在对角线右上方的块，分块内核根本不算。"
+            elif value["tiled_pairs"] == causal and tiled != causal:
+                hint = "你只数了有用的配对；对角线上的块要整块算完，块里被挡住的格子也算了一遍。"
+            elif S % block:
+                hint = "S 不是块大小的整数倍时，最后一个块行、块列都不满 c。"
+            fail(f"{where} 时，分块内核要算 {tiled:,} 个配对，你的是 {value['tiled_pairs']:,}。{hint}")
+        memory = batch * heads * layers * S * S * n_byte
+        expect(
+            value["score_bytes"] == memory,
+            f"{where}、B = {batch}、n_h = {heads}、L = {layers}、每个数 {n_byte} 字节时，朴素实现的分数矩阵占 {memory:,} 字节，"
+            f"你的是 {value['score_bytes']:,}。因果掩码不省这块内存：方阵照样整块存下。",
+        )
+    S, block = 100_000, 64
+    extra = _tiled_pairs(S, block) / (S * (S + 1) // 2) - 1
+    return (
+        f"S = {S:,}、c = {block} 时，分块内核只比有用的配对多算 {extra:.2%}，却几乎省下了一半的 S²；"
+        "而朴素实现的分数矩阵照样要存整个方阵。"
     )
