@@ -13,7 +13,7 @@ export const PARAMS = ["template", "noun_a", "noun_b"];
 const CJK = /^[\u3400-\u4dbf\u4e00-\u9fff\u{20000}-\u{3134f}]+$/u;
 
 // ---------------------------------------------------------------- 造句（corpus/winograd.py）
-/** 句式的填空：把 {A}、{B}、{w} 换成名词 A、B 与关键词（Python 的 str.format）。 */
+/** 句式的填空：把 {A}、{B}、{w} 换成名词甲、乙与关键词（Python 的 str.format）。 */
 const fill = (text, slots) => text.replace(/\{(A|B|w)\}/g, (_, key) => slots[key]);
 
 /** make_example：按句式填空，并记下两个名词与「它」的位置（都按码位数，与 Python 的下标相同）。 */
@@ -54,8 +54,8 @@ const mass = (row, [start, stop]) => row.reduce((sum, w, j) => sum + (start <= j
 /** 与 it_state 相同：关键词的两种取法各造一句，取两句里「它」在第 2 层的注意力，以及落在两个名词上的权重之和。
  * 句子按 encode_examples 编码（字表外的字是 1，短句在末尾填 0），再逐句交给模型。 */
 export function state(values, data) {
-  const nounA = noun(data, values.noun_a, "名词 A");
-  const nounB = noun(data, values.noun_b, "名词 B");
+  const nounA = noun(data, values.noun_a, "名词甲");
+  const nounB = noun(data, values.noun_b, "名词乙");
   if (nounA === nounB) throw new InputError("两个名词相同，「它」指哪一个都一样：请换一个。");
   const { template } = values;
   const examples = data.templates[template].words.map((w) => makeExample(data, template, nounA, nounB, w));

@@ -225,7 +225,7 @@ class PronounResolver(nn.Module):
 
     * 第 1 层：自注意力 + 逐位置前馈层（残差、层归一化），让每个位置先读一读整句——
       「它」需要读到后面的「大 / 小」和前面的动词，名词需要知道自己在哪个槽位；
-    * 第 2 层：只取注意力权重。「它」那一行落在名词 A 上的权重之和与落在名词 B 上的之和比大小，
+    * 第 2 层：只取注意力权重。「它」那一行落在名词甲上的权重之和与落在名词乙上的之和比大小，
       大的那个就是模型认为「它」指代的东西（指针式的分类）。
 
     形状：``ids (B, S)``（0 是填充）→ ``(第 1 层权重 (B, S, S), 第 2 层权重 (B, S, S))``。
@@ -258,7 +258,7 @@ class PronounResolver(nn.Module):
 def referent_mass(A2: torch.Tensor, pronoun: torch.Tensor, spans: torch.Tensor) -> torch.Tensor:
     """「它」那一行落在两个名词上的权重之和。
 
-    ``A2 (B, S, S)``，``pronoun (B,)`` 是「它」的下标，``spans (B, 2, 2)`` 是名词 A、B 的 ``[起, 止)``。
+    ``A2 (B, S, S)``，``pronoun (B,)`` 是「它」的下标，``spans (B, 2, 2)`` 是名词甲、乙的 ``[起, 止)``。
     返回 ``(B, 2)``：第 0 列是 A 得到的权重，第 1 列是 B 的。
     """
     row = A2[torch.arange(len(pronoun)), pronoun]  # (B, S)

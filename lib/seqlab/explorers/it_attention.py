@@ -33,8 +33,8 @@ EXPLORER = register(
         title="「它」指谁：关键词一换，注意力就换了对象",
         params=[
             Param("template", "句式", "放不进", "dropdown", options=tuple((k, k) for k in winograd.TEMPLATE_BY_KEY)),
-            Param("noun_a", "名词 A", "奖杯", "text"),
-            Param("noun_b", "名词 B", "箱子", "text"),
+            Param("noun_a", "名词甲", "奖杯", "text"),
+            Param("noun_b", "名词乙", "箱子", "text"),
         ],
         state=state.it_state,
         render=figure.render,

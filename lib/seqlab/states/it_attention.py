@@ -31,7 +31,7 @@ class ItState:
     template: str
     examples: list[winograd.Example]  # 关键词的两种取法各一句
     rows: torch.Tensor  # (2, S)：两句里「它」在第 2 层的注意力权重
-    mass: torch.Tensor  # (2, 2)：每句里落在名词 A、B 上的权重之和
+    mass: torch.Tensor  # (2, 2)：每句里落在名词甲、乙上的权重之和
     guesses: list[str]  # 每句里模型认为「它」指的名词（权重之和大的那个）
     unknown: list[str]  # 模型字表里没有的字
 
@@ -54,7 +54,7 @@ def _noun(text: str, what: str) -> str:
 def it_state(template: str, noun_a: str, noun_b: str) -> ItState:
     if template not in winograd.TEMPLATE_BY_KEY:
         raise InputError(f"没有句式「{template}」：可选 {list(winograd.TEMPLATE_BY_KEY)}。")
-    noun_a, noun_b = _noun(noun_a, "名词 A"), _noun(noun_b, "名词 B")
+    noun_a, noun_b = _noun(noun_a, "名词甲"), _noun(noun_b, "名词乙")
     if noun_a == noun_b:
         raise InputError("两个名词相同，「它」指哪一个都一样：请换一个。")
     model, vocab = _model()
