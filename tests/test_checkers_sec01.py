@@ -29,8 +29,9 @@ def _log_prob_right(model, text):
 
 
 def test_1_1_1_accepts_a_product_then_log_a_tensor_and_list_contexts():
-    def via_product(model, text):  # 先乘再取 log：句子短，不会下溢
-        return torch.tensor(math.prod(model.prob(ch, list(text[:t])) for t, ch in enumerate(text))).log()
+    def via_product(model, text):  # 先乘再取 log：最长的句子乘出来约 1e-43，float64 还不会下溢（float32 会）
+        return torch.tensor(math.prod(model.prob(ch, list(text[:t])) for t, ch in enumerate(text)),
+                            dtype=torch.float64).log()
 
     _accepted(sec01.check_sentence_log_prob(via_product))
     _accepted(sec01.check_sentence_log_prob(lambda model, text: np.float64(_log_prob_right(model, text))))
@@ -70,9 +71,17 @@ def test_the_whole_prefix_model_is_a_distribution_that_uses_every_character():
          "最后 3 个字"),
         (lambda model, text: sum(math.log(model.prob(ch, text[max(0, t - 6) : t])) for t, ch in enumerate(text)),
          "最后 6 个字"),
+        # 比语料里所有句子都长的窗口（11、22 个字）在语料上照样会截断前文：长句把它们认出来
+        (lambda model, text: sum(math.log(model.prob(ch, text[max(0, t - 11) : t])) for t, ch in enumerate(text)),
+         "最后 11 个字"),
+        (lambda model, text: sum(math.log(model.prob(ch, text[max(0, t - 22) : t])) for t, ch in enumerate(text)),
+         "最后 22 个字"),
         (lambda model, text: model.log_prob(text), "AttributeError"),  # 只有 prob 可用
+        (lambda model, text: sum(math.log2(model.prob(ch, text[:t])) for t, ch in enumerate(text)), "math.log2"),
+        (lambda model, text: sum(math.log10(model.prob(ch, text[:t])) for t, ch in enumerate(text)), "math.log10"),
     ],
-    ids=["probability", "eos", "off_by_one", "last_two_only", "window_3", "window_6", "log_prob_shortcut"],
+    ids=["probability", "eos", "off_by_one", "last_two_only", "window_3", "window_6", "window_11", "window_22",
+         "log_prob_shortcut", "log2", "log10"],
 )
 def test_1_1_1_rejects(answer, phrase):
     _rejected(sec01.check_sentence_log_prob(answer), phrase)
@@ -176,8 +185,15 @@ def test_1_1_4_accepts_a_regex_version_and_fractions_as_numpy_numbers():
     accuracy = {n: np.float32(by_regex(lm.book_model(n), _test_sentences())) for n in range(5, 0, -1)}
     result = sec01.check_cue_accuracy(by_regex, accuracy)
     _accepted(result)
-    assert "概率是 50%" in result.message  # 三元对四元：2 处分歧，p = 1/2
-    assert "只是一个弱的信号" in result.message  # 三元对五元：6 处分歧全偏向三元，p = 1/32
+    assert "信号还是噪声" in result.message and "%" not in result.message  # 判断留给读者，不替他下结论
+
+
+def _shifted(model, sentences, shift):
+    """前文切错一位：shift = 1 时是 s[:t + 2]（把「过」「完」也放进去），-1 时是 s[:t]。"""
+    found = [(s, t) for s in sentences for t in range(len(s) - 1) if s[t] == "读" and s[t + 1] in "过完"]
+    hits = [model.prob(s[t + 1], s[: t + 1 + shift]) > model.prob("过完".replace(s[t + 1], ""), s[: t + 1 + shift])
+            for s, t in found]
+    return sum(hits) / len(hits)
 
 
 def _right(model, sentences):
@@ -192,9 +208,11 @@ def _right(model, sentences):
         (_right, "later", "还没有算 accuracy"),
         (_right, "flipped", "比较方向反了"),
         (_right, "wrong_keys", "键应是 1～5"),
-        (lambda m, s: 1.0, None, "准确率应为"),  # 前文里放进了「过」「完」本身
+        (lambda m, s: 1.0, None, "准确率应为"),
+        (lambda m, s: _shifted(m, s, 1), None, "切错了一位"),  # 前文里放进了「过」「完」本身
+        (lambda m, s: _shifted(m, s, -1), None, "切错了一位"),
     ],
-    ids=["ties_as_hits", "no_dict", "flipped", "keys", "peeking"],
+    ids=["ties_as_hits", "no_dict", "flipped", "keys", "constant", "peeking", "context_without_du"],
 )
 def test_1_1_4_rejects(answer, accuracy, phrase):
     test = _test_sentences()
@@ -204,10 +222,3 @@ def test_1_1_4_rejects(answer, accuracy, phrase):
         "wrong_keys": {n - 1: a for n, a in right.items()},
     }[accuracy]
     _rejected(sec01.check_cue_accuracy(answer, accuracy), phrase)
-
-
-def test_sign_test_is_the_exact_two_sided_binomial():
-    assert sec01._sign_test(2, 0) == 0.5
-    assert sec01._sign_test(0, 6) == 2 / 64
-    assert sec01._sign_test(3, 3) == 1.0
-    assert math.isclose(sec01._sign_test(7, 30), 2 * sum(math.comb(37, i) for i in range(8)) / 2**37)

@@ -12,6 +12,8 @@ from seqlab import corpus, lm
 from seqlab.exercises import call, checker, expect, expect_close, expect_number, fail
 
 _SENTENCES = [corpus.EXAMPLE_SENTENCE, "苹果公司发布了新的手机。", "他一口气把那本小说读完了", "完全没见过的字龘"]
+# 比语料里最长的句子（23 个字）长得多：把前文写死成 11～22 个字的窗口，在语料的句子上会错，在这里也过不了
+_LONG_SENTENCE = "他问我这篇文章读过没有，我说早就读过了，还说下个周末想再把那本小说读一遍。"
 
 
 def _model(order: int) -> lm.NGramLM:
@@ -75,12 +77,12 @@ def _as_float(got):
     minutes=5,
 )
 def check_sentence_log_prob(sentence_log_prob):
-    """学生函数 ``sentence_log_prob(model, text) -> float`` 应返回 ``Σ_t log p(x_t | x_{<t})``（不含句尾）。
+    """学生函数 ``sentence_log_prob(model, text) -> float`` 应返回 ``Σ_t ln p(x_t | x_{<t})``（不含句尾）。
 
     交给学生的 ``model`` 只有 ``prob`` 一个方法。三元模型之外，再用一个用到整段前文的模型
-    （``_WholePrefixLM``）：前文只取固定的最后几个字的答案过不了。
+    （``_WholePrefixLM``），其中有一句 37 个字的长句：前文只取固定的最后几个字（少于 36 个）的答案过不了。
     """
-    cases = [(3, text) for text in _SENTENCES] + [(_FULL, text) for text in _SENTENCES[:3]]
+    cases = [(3, text) for text in _SENTENCES] + [(_FULL, text) for text in [*_SENTENCES[:3], _LONG_SENTENCE]]
     for order, text in cases:
         model = _model(order) if order != _FULL else _full_prefix_model()
         got = _as_float(call(sentence_log_prob, _prob_only(model), text))
@@ -91,6 +93,9 @@ def check_sentence_log_prob(sentence_log_prob):
             fail(f"对「{text}」你把句尾 </s> 的概率也加进去了；题目要的对数概率不含句尾。")
         if _close(got, sum(math.log(model.prob(ch, text[: t + 1])) for t, ch in enumerate(text))):
             fail(f"对「{text}」你的前文多算了一个字：第 t 个字的前文是 text[:t]，不包括它自己。")
+        for base, how in [(2, "math.log2"), (10, "math.log10")]:
+            if _close(got, want / math.log(base)) and not math.isclose(want, 0.0, abs_tol=1e-12):
+                fail(f"对「{text}」你的结果是以 {base} 为底的对数（像是用了 {how}）；本书的对数概率一律用自然对数 math.log。")
         for window in range(1, len(text) - 1):
             if _close(got, sum(math.log(model.prob(ch, text[max(0, t - window) : t])) for t, ch in enumerate(text))) \
                     and not _close(got, want):
@@ -98,7 +103,8 @@ def check_sentence_log_prob(sentence_log_prob):
                      "窗口多大由模型自己决定，不该由你截断。")
         name = f"{order} 元模型" if order != _FULL else "用到整段前文的模型"
         expect_close(got, want, f"{name}下「{text}」的对数概率")
-    return "对数概率与模型逐项相加的结果一致。长句子的概率会小到下溢，所以实践中总在对数空间里累加。"
+    return ("对数概率与模型逐项相加的结果一致。长句子的概率会小到下溢，所以实践中总在对数空间里累加。"
+            "这个和不含句尾，它是“这串字作为句子开头”的对数概率；要得到整句恰好到此结束的概率，还要加上 ln p(</s> | 整串)。")
 
 
 def _conditional_tables(joint: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -151,8 +157,7 @@ def check_right_to_left(right_to_left_factors):
                      "（也就是先拼回联合概率），再求和。")
             for k, (g, w) in enumerate(zip(got, want)):
                 expect_close(g, w, f"x = {x}（V = {V}）的第 {k + 1} 个因子")
-    return ("从右往左的三个因子都对。注意 p(x3) 要把 x1、x2 的全部 |V|² 种组合加起来：从左到右的模型给出“下一个字”"
-            "很便宜，给出“最后一个字”的分布却要对所有前缀求和。两种顺序一样精确，算起来却不一样贵。")
+    return "从右往左的三个因子都对。别忘了题目最后的问题：算 p(x3) 要把多少项加起来？句子有 S 个位置时呢？"
 
 
 @checker(
@@ -177,40 +182,24 @@ def check_perplexity(perplexity_from_probs):
     return "困惑度是“平均每一步在多少个等可能的选项里犹豫”：每步概率都是 1/4 时困惑度恰好是 4。"
 
 
-def _cue_outcomes(model: lm.NGramLM, sentences, *, ties_count: bool = False) -> list[bool]:
-    """每一处「读过」「读完」猜没猜对：p(过 | 前文) 与 p(完 | 前文) 严格更大的那个算作猜测，相等算猜错。"""
+def _cue_outcomes(model: lm.NGramLM, sentences, *, ties_count: bool = False, shift: int = 0) -> list[bool]:
+    """每一处「读过」「读完」猜没猜对：p(过 | 前文) 与 p(完 | 前文) 严格更大的那个算作猜测，相等算猜错。
+
+    ``shift`` 只用来认出前文切错一位的答案：+1 把「过」「完」本身也放进前文，−1 漏掉了「读」。"""
     outcomes = []
     for s in sentences:
         for t in range(len(s) - 1):
             if s[t] == "读" and s[t + 1] in "过完":
-                p = {ch: model.prob(ch, s[: t + 1]) for ch in "过完"}
+                p = {ch: model.prob(ch, s[: t + 1 + shift]) for ch in "过完"}
                 other = "完" if s[t + 1] == "过" else "过"
                 outcomes.append(p[s[t + 1]] >= p[other] if ties_count else p[s[t + 1]] > p[other])
     return outcomes
 
 
-def _cue_accuracy(model: lm.NGramLM, sentences, *, ties_count: bool = False) -> float:
+def _cue_accuracy(model: lm.NGramLM, sentences, *, ties_count: bool = False, shift: int = 0) -> float:
     """参考实现：猜对的比例。"""
-    outcomes = _cue_outcomes(model, sentences, ties_count=ties_count)
+    outcomes = _cue_outcomes(model, sentences, ties_count=ties_count, shift=shift)
     return sum(outcomes) / len(outcomes)
-
-
-def _sign_test(a: int, b: int) -> float:
-    """两个模型在 a + b 处意见不同（a 处前者对、b 处后者对）。若两者其实一样好，每处分歧偏向谁各占一半：
-    分歧偏成这样或更偏（任一方向）的概率，即双侧的精确符号检验。"""
-    n = a + b
-    if n == 0:
-        return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(a, b) + 1)) / 2**n
-    return min(1.0, 2 * tail)
-
-
-def _reading(p: float) -> str:
-    if p >= 0.2:
-        return "说明不了什么，完全可能是这次划分的偶然"
-    if p >= 0.01:
-        return "只是一个弱的信号"
-    return "是比较可靠的差别"
 
 
 @checker(
@@ -230,6 +219,10 @@ def check_cue_accuracy(cue_accuracy, accuracy):
         want = _cue_accuracy(_model(order), few)
         if _close(got, _cue_accuracy(_model(order), few, ties_count=True)) and not _close(got, want):
             fail(f"{order} 元模型在 {len(few)} 个小例子上：你把 p(过) 与 p(完) 相等的情况算成了猜对；题目规定相等算猜错。")
+        if any(_close(got, _cue_accuracy(_model(order), few, shift=shift)) for shift in (1, -1)) \
+                and not _close(got, want):
+            fail(f"{order} 元模型在 {len(few)} 个小例子上，你的结果 {got:.3g} 像是前文切错了一位："
+                 "前文应是到「读」为止的 s[:t + 1]（s[t] 是「读」），既不能把「过」「完」本身放进去，也不能漏掉「读」。")
         expect_close(got, want, f"{order} 元模型在 {len(few)} 个小例子上的准确率")
     expect(accuracy is not None, "还没有算 accuracy：写好函数后，把 accuracy 改成 n = 1～5 的字典。")
     expect(isinstance(accuracy, dict), f"accuracy 应是一个字典（键是阶数 n），你给的是 {type(accuracy).__name__}。")
@@ -243,19 +236,6 @@ def check_cue_accuracy(cue_accuracy, accuracy):
             fail(f"n = {n} 时你的结果是 {got:.3f}，正好是 1 − 正确答案：猜测和答案的比较方向反了。")
         expect_close(got, want[n], f"n = {n} 时测试集上的准确率")
     hits = {n: sum(o) for n, o in outcomes.items()}
-    best = max(hits, key=hits.get)
-    parts = [
-        f"测试集里一共 {total} 处「读过」「读完」，猜对的处数："
-        + "，".join(f"n = {n}：{hits[n]}" for n in hits) + "。",
-        f"n ≤ 2 时模型在「读」之后看到的总是同样的东西，只能每次都猜同一个字；n = {best} 猜对的最多。",
-    ]
-    for n in (m for m in hits if m > best):
-        a = sum(x and not y for x, y in zip(outcomes[best], outcomes[n]))  # best 对、n 错
-        b = sum(y and not x for x, y in zip(outcomes[best], outcomes[n]))
-        p = _sign_test(a, b)
-        parts.append(
-            f"n = {n} 与 n = {best} 只在 {a + b} 处意见不同（{a} 处 n = {best} 对，{b} 处 n = {n} 对）；"
-            f"若两者其实一样好，分歧偏成这样或更偏的概率是 {p:.0%}，所以这 {hits[best] - hits[n]} 处的差距{_reading(p)}。"
-        )
-    parts.append("窗口加长被稀疏拖累，更可靠的证据是平均了测试集全部 token 的困惑度。")
-    return "".join(parts)
+    return (f"五个准确率都对。测试集里一共 {total} 处「读过」「读完」，猜对的处数："
+            + "，".join(f"n = {n}：{hits[n]}" for n in hits) + "。"
+            "相邻阶数之间差出的那几处，是信号还是噪声？先逐处比较两个模型在哪里意见不同，自己下个判断，再打开答案对照。")

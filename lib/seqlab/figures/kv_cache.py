@@ -16,7 +16,7 @@ from seqlab.measure import StepCost
 
 
 def decode_cost_figure(contexts: list[int], rows: list[dict[str, Any]], d_model: int) -> go.Figure:
-    """单步解码代价随上下文长度 T 的变化（对数坐标）：左边实测用时，右边数出的矩阵乘法运算量。
+    """单步解码代价随上下文长度 T_kv 的变化（对数坐标）：左边实测用时，右边数出的矩阵乘法浮点运算数。
 
     ``rows[i]`` 是 ``measure.decode_step_cost`` 在 ``contexts[i]`` 上的结果。
     """
@@ -40,12 +40,12 @@ def decode_cost_figure(contexts: list[int], rows: list[dict[str, Any]], d_model:
             row=1,
             col=2,
         )
-    fig.update_xaxes(type="log", title_text="上下文长度 T", tickvals=contexts)
+    fig.update_xaxes(type="log", title_text="上下文长度 T<sub>kv</sub>", tickvals=contexts)
     fig.update_yaxes(type="log", exponentformat="SI", dtick=1)
     fig.update_yaxes(title_text="CPU 时间（毫秒）", row=1, col=1)
     fig.update_yaxes(title_text="FLOP", row=1, col=2)
     fig.update_layout(
-        title=f"生成下一个 token 的代价随上下文长度 T 的变化（d = {d_model}，单线程）",
+        title=f"生成下一个 token 的代价随上下文长度 T<sub>kv</sub> 的变化（d = {d_model}，单线程）",
         height=420,
         legend={"orientation": "h", "y": -0.2},
     )
@@ -78,11 +78,11 @@ def step_cost_figure(costs: list[StepCost]) -> go.Figure:
 def kv_memory_figure(contexts: list[int], formula: list[int], real: list[int]) -> go.Figure:
     """KV cache 的字节数随上下文长度：公式（线）与真实缓存张量的 ``.nbytes``（点）。"""
     fig = go.Figure([
-        go.Scatter(x=contexts, y=formula, mode="lines", name="公式 2 × 层数 × T × d_model × 4 字节",
+        go.Scatter(x=contexts, y=formula, mode="lines", name="公式 2 × 层数 × T<sub>kv</sub> × d<sub>model</sub> × 4 字节",
                    line={"color": PALETTE[0]}, hovertemplate="T = %{x}：%{y:,} 字节<extra>公式</extra>"),
         go.Scatter(x=contexts, y=real, mode="markers", name="真实缓存张量的 nbytes",
                    marker={"color": PALETTE[1], "size": 9}, hovertemplate="T = %{x}：%{y:,} 字节<extra>实测</extra>"),
     ])
-    fig.update_layout(xaxis_title="上下文长度 T（token）", yaxis_title="KV cache（字节）", height=400,
+    fig.update_layout(xaxis_title="上下文长度 T<sub>kv</sub>（token）", yaxis_title="KV cache（字节）", height=400,
                       legend={"orientation": "h", "y": -0.25}, margin={"b": 110})
     return fig
