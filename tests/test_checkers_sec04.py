@@ -1,11 +1,12 @@
 """第 1.4 节练习的检查：每个检查至少拒绝一个错误答案，并接受一个不寻常但正确的答案；
-题目写明的约束（不写关于 j 的循环、不调用现成的 softmax）真的被执行，评分时的记录与重放给出同样的判定。"""
+题目写明的约束（不写关于 j 的循环、不调用库里的 AdditiveAttention、不离开 PyTorch、不调用现成的 softmax）真的被执行，评分时的记录与重放给出同样的判定。"""
 
 from __future__ import annotations
 
 import json
 import math
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -35,6 +36,37 @@ def test_additive_accepts_the_reference_and_unusual_right_answers():
     assert sec04.check_additive_scores(linear).passed
     in_float64 = lambda s, H, W_s, W_h, v_a: _additive(s.double(), H.double(), W_s.double(), W_h.double(), v_a.double())  # noqa: E731
     assert sec04.check_additive_scores(in_float64).passed
+    by_vmap = lambda s, H, W_s, W_h, v_a: torch.vmap(lambda h: v_a @ torch.tanh(W_s @ s + W_h @ h))(H)  # noqa: E731
+    assert sec04.check_additive_scores(by_vmap).passed  # vmap 按 j 映射，但只调用一次，不是循环
+
+
+def _numpy_loop(s, H, W_s, W_h, v_a):  # 关于 j 的循环挪进 NumPy：torch 的运算计数看不见它
+    s, H, W_s, W_h, v_a = (x.detach().numpy() for x in (s, H, W_s, W_h, v_a))
+    return torch.tensor([float(v_a @ np.tanh(W_s @ s + W_h @ h)) for h in H])
+
+
+def _library(s, H, W_s, W_h, v_a):  # 把权重装进库里的模块，直接用它的 scores
+    attn = AdditiveAttention(W_s.shape[1], W_h.shape[1], W_s.shape[0])
+    with torch.no_grad():
+        attn.W_s.copy_(W_s), attn.W_h.copy_(W_h), attn.v_a.copy_(v_a)
+    return attn.scores(s[None], H[None])[0]
+
+
+def test_additive_rejects_the_library_and_leaving_torch():
+    _rejected(sec04.check_additive_scores(_library), "AdditiveAttention")
+    _rejected(sec04.check_additive_scores(_numpy_loop), "NumPy")
+
+    def python_loop(s, H, W_s, W_h, v_a):
+        keys, query, v = (H @ W_h.T).tolist(), (W_s @ s).tolist(), v_a.tolist()
+        return torch.tensor([sum(a * math.tanh(q + k) for a, q, k in zip(v, query, row)) for row in keys])
+
+    _rejected(sec04.check_additive_scores(python_loop), "NumPy")
+
+    def without_graph(s, H, W_s, W_h, v_a):
+        with torch.no_grad():
+            return _additive(s, H, W_s, W_h, v_a)
+
+    _rejected(sec04.check_additive_scores(without_graph), "grad_fn")
 
 
 def test_additive_rejects_wrong_answers_and_a_loop_over_positions():
@@ -95,6 +127,20 @@ def test_context_rejects_overflow_wrong_weights_and_ready_made_softmax():
         _rejected(sec04.check_context(ready_made), "现成的 softmax")
 
 
+def test_context_rejects_the_second_largest_shift_and_attention_as_softmax():
+    def second_largest(e, H):  # 平移不改变 softmax，但最大项领先上千时 exp(998) 溢出
+        z = torch.exp(e - e.sort().values[-2])
+        return z / z.sum(), z / z.sum() @ H
+
+    _rejected(sec04.check_context(second_largest), "第二大")
+
+    def by_sdpa(e, H):  # 一个 Query、S 个 Key（就是打分）、Value 取单位矩阵：输出正是 softmax(e)
+        alpha = F.scaled_dot_product_attention(torch.ones(1, 1, 1), e[None, :, None], torch.eye(len(e))[None], scale=1.0)[0, 0]
+        return alpha, alpha @ H
+
+    _rejected(sec04.check_context(by_sdpa), "注意力函数")
+
+
 def test_context_rejects_shifting_by_the_minimum_or_the_mean():
     """减去最小值或平均值同样不改变 softmax，但打分彼此相差上千时，最大项仍会溢出（float64 也一样）。"""
     def shifted(by, dtype=torch.float32):
@@ -116,7 +162,7 @@ def _uniform(e):
 
 def test_uniform_accepts_every_spelling_of_the_right_statements():
     assert sec04.check_uniform(_uniform, "BD").passed
-    for why in ("db", "B, D", "B、D", ["D", "B"], ("b", "d"), {"B", "D"}):
+    for why in ("db", "B, D", "B、D", "B和D", "B D.", ["D", "B"], ("b", "d"), {"B", "D"}):
         assert sec04.check_uniform(_uniform, why).passed, why
     assert sec04.check_uniform(lambda e: torch.ones_like(e) / e.size(1), "BD").passed
     assert sec04.check_uniform(lambda e: (e * 0 + 1).softmax(-1), "BD").passed  # 常数打分的 softmax 正是均匀权重
@@ -125,10 +171,12 @@ def test_uniform_accepts_every_spelling_of_the_right_statements():
 def test_uniform_rejects_wrong_weights_and_wrong_or_incomplete_statements():
     _rejected(sec04.check_uniform(lambda e: torch.full_like(e, 1 / e.shape[0]), "BD"), "均匀权重")  # 除以 batch 大小
     _rejected(sec04.check_uniform(lambda e: torch.softmax(e, -1), "BD"), "均匀权重")
+    only_small = lambda e: _uniform(e) if e.shape[0] < 10 else torch.softmax(e, -1)  # noqa: E731  # 只在小 batch 上均匀
+    _rejected(sec04.check_uniform(only_small, "BD"), "模型里的均匀权重")
     for why, word in (("B", "漏了"), ("D", "漏了"), ("ABD", "A 不对"), ("BCD", "C 不对"), ("BDE", "E 不对")):
         _rejected(sec04.check_uniform(_uniform, why), word)
-    _rejected(sec04.check_uniform(_uniform, "BZ"), "A–E")
-    _rejected(sec04.check_uniform(_uniform, 2), "A–E")
+    _rejected(sec04.check_uniform(_uniform, "BZ"), "A—E")
+    _rejected(sec04.check_uniform(_uniform, 2), "A—E")
     assert sec04.check_uniform(_uniform, None).unfinished
     assert sec04.check_uniform(_todo, None).unfinished
 
@@ -196,7 +244,11 @@ def test_bilinear_requires_the_derivation():
 CASES = [
     (sec04.check_additive_scores, [_additive]),
     (sec04.check_additive_scores, [lambda s, H, W_s, W_h, v_a: torch.stack([v_a @ torch.tanh(W_s @ s + W_h @ h) for h in H])]),
+    (sec04.check_additive_scores, [_library]),
+    (sec04.check_additive_scores, [_numpy_loop]),
     (sec04.check_context, [_context]),
+    (sec04.check_context, [lambda e, H: (lambda z: (z / z.sum(), z / z.sum() @ H))(torch.exp(e - e.sort().values[-2]))]),
+    (sec04.check_uniform, [lambda e: _uniform(e) if e.shape[0] < 10 else torch.softmax(e, -1), "BD"]),
     (sec04.check_context, [lambda e, H: (torch.softmax(e, -1), torch.softmax(e, -1) @ H)]),
     (sec04.check_uniform, [_uniform, "DB"]),
     (sec04.check_uniform, [_uniform, "ABD"]),

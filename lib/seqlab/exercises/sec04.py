@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import random
 
@@ -22,10 +23,13 @@ from seqlab.exercises import (
 
 # 练习 1.4.2 要求自己写 softmax：名字里带这些字样的运算都算“调用了现成的 softmax”（torch.softmax、F.softmax、
 # 张量的 .softmax、log_softmax、special_softmax、softmin、torch.ops.aten.softmax.int、aten._softmax……）。
-SOFTMAX_WORDS = ("softmax", "softmin")
+# 内含 softmax 的注意力函数（F.scaled_dot_product_attention、F.multi_head_attention_forward 及其 aten 版本）也算。
+SOFTMAX_WORDS = ("softmax", "softmin", "scaled_dot_product", "multi_head_attention")
 # 练习 1.4.4 要求推导参数个数：建出模块或张量再数元素，就不是推导了。
 PARAM_BUILDING = ("empty", "zeros", "ones", "full", "rand", "randn", "uniform_", "normal_", "numel", "nelement")
 LOOP_S = 48  # 练习 1.4.1 检查“没有关于 j 的循环”时用的源句长度
+# 练习 1.4.1：把张量变成 NumPy 数组或 Python 数字的运算。离开 PyTorch 以后的循环，运算计数看不见。
+LEAVING_TORCH = ("numpy", "tolist", "item", "__float__", "__int__", "__index__", "__array__")
 
 
 def _op(name: str) -> str:
@@ -54,6 +58,59 @@ def _random_attention(seed: int, d_s: int = 5, d_hh: int = 6, d_a: int = 4, S: i
     return attn, torch.randn(d_s), torch.randn(S, d_hh)
 
 
+def _marker_dispatch(x):
+    return (x,)
+
+
+@torch.overrides.wrap_torch_function(_marker_dispatch)
+def library_AdditiveAttention(x):
+    """一个什么也不做的“运算”：库里的 ``AdditiveAttention`` 在检查期间被调用时先调用它一次，
+    于是它的名字出现在张量运算的记录里（评分时的记录与重放也一样），检查由此认出“调用了库”。"""
+    return x
+
+
+@contextlib.contextmanager
+def _library_marked():
+    """检查学生函数的那一会儿，让 ``AdditiveAttention`` 的每个方法被调用时都留下 ``library_AdditiveAttention`` 的记录。"""
+    from seqlab.seq2seq import AdditiveAttention
+
+    originals = {name: AdditiveAttention.__dict__[name] for name in ("forward", "keys", "scores", "weights")}
+
+    def marked(original):
+        def method(self, *args, **kwargs):
+            library_AdditiveAttention(self.v_a)
+            return original(self, *args, **kwargs)
+
+        return method
+
+    try:
+        for name, original in originals.items():
+            setattr(AdditiveAttention, name, marked(original))
+        yield
+    finally:
+        for name, original in originals.items():
+            setattr(AdditiveAttention, name, original)
+
+
+def _own_scores(additive_scores, s_prev, H, W_s, W_h, v_a):
+    """调用学生的 ``additive_scores``：不许调用库里的 AdditiveAttention，不许离开 PyTorch；返回 ``(e, trace)``。"""
+    H = H.clone().requires_grad_(True)  # 打分要能对 H 求导：训练时梯度要穿过它
+    with _library_marked():
+        out, trace = call_tracing_torch(additive_scores, s_prev, H, W_s, W_h, v_a)
+    if trace.used("library_AdditiveAttention"):
+        fail("你的函数调用了库里的 AdditiveAttention（它的 scores、keys、forward 或 weights）。"
+             "这道题要你按公式自己写：W_s @ s_prev、H @ W_h.T、tanh、再与 v_a 做内积。")
+    left = sorted({_op(n) for n in trace.used(*LEAVING_TORCH)})
+    if left:
+        fail(f"你的函数把张量转成了 NumPy 数组或 Python 数字（{'、'.join(left)}）。"
+             "这样算出的打分不能对输入求导，运算计数也看不见那里的循环；请全程用 PyTorch 的张量运算。")
+    e = expect_tensor(out, "e")
+    if e.grad_fn is None:
+        fail("你返回的打分和输入 H 之间没有计算图（e.grad_fn 是 None）：也许是在 torch.no_grad() 里算的，"
+             "或者用 torch.tensor(...) 把数字重新装成了张量。训练时梯度要穿过打分，请直接返回张量运算的结果。")
+    return e.detach(), trace
+
+
 @checker(
     "1.4.1",
     "按公式写出加性打分",
@@ -67,10 +124,10 @@ def check_additive_scores(additive_scores):
     hint = "提示：先算 W_s @ s_prev（一个向量）和 H @ W_h.T（每行是一个 W_h h_j），相加后取 tanh，再与 v_a 做内积。"
     for seed, S in ((0, 7), (1, LOOP_S)):
         attn, s_prev, H = _random_attention(seed, S=S)
-        out, trace = call_tracing_torch(additive_scores, s_prev, H, attn.W_s.data, attn.W_h.data, attn.v_a.data)
-        e = expect_tensor(out, "e")
+        e, trace = _own_scores(additive_scores, s_prev, H, attn.W_s.data, attn.W_h.data, attn.v_a.data)
         _shape(e, (S,), "e")
         _close(e, attn.scores(s_prev[None], H[None])[0].detach(), "打分 e", hint)
+        loop_count = trace.count
         if S == LOOP_S and trace.count >= S:
             fail(
                 f"打分是对的，但 S = {S} 时你的函数调用了 {trace.count} 次张量运算——运算次数随 S 增长，"
@@ -80,12 +137,12 @@ def check_additive_scores(additive_scores):
     H = model.encoder(torch.tensor([task.encode_source(list(task.EXAMPLES[0]))]))[0].detach()
     s_prev = torch.randn(model.attention.W_s.shape[1], generator=torch.Generator().manual_seed(2))
     a = model.attention
-    e = expect_tensor(call(additive_scores, s_prev, H, a.W_s.data, a.W_h.data, a.v_a.data), "e")
+    e, _ = _own_scores(additive_scores, s_prev, H, a.W_s.data, a.W_h.data, a.v_a.data)
     _shape(e, (H.shape[0],), "e")
     _close(e, a.scores(s_prev[None], H[None])[0].detach(), "训练好的模型上的打分 e", hint)
     return (
         f"与库里的 AdditiveAttention.scores 一致（随机权重与训练好的权重都试过）；S = {LOOP_S} 时只用了 "
-        f"{trace.count} 次张量运算，与句子长短无关。"
+        f"{loop_count} 次张量运算，与句子长短无关；没有调用库，也没有离开 PyTorch。"
     )
 
 
@@ -102,11 +159,14 @@ def check_context(context):
     # 最后一组打分彼此相差上千：减去最小值、平均值或中位数之后，最大的那一项仍然远超 exp 的上限（float64 也只到 e^709）；
     # 最大项领先第二名 20，所以用 logsumexp 写的正确答案在 float32 下也算得准
     spread = torch.tensor([-2000.0, -5.0, 0.0, 3.0, 1500.0, 1480.0, 1000.0])
+    # 再一组：最大项领先第二名上千。减去第二大的打分，最大项仍是 exp(998)，float64 也会溢出；减去最大值则恰好是 exp(0)
+    leader = torch.tensor([0.0, 1.0, 2.0, 1000.0, -3.0, 0.5, 1.5])
     cases = [  # (说明, 交给学生的打分, 参照用的打分：softmax 与整体平移无关)
         ("随机打分", e, e),
         ("很大的打分（e + 1000）", e + 1000.0, e),
         ("很小的打分（e - 1000）", e - 1000.0, e),
         ("彼此相差上千的打分", spread, spread),
+        ("最大的打分遥遥领先", leader, leader),
     ]
     for what, scores, ref in cases:
         out, trace = call_tracing_torch(context, scores, H)
@@ -114,12 +174,13 @@ def check_context(context):
             fail("context 应返回一个二元组 (alpha, c)。")
         used = sorted({_op(n) for n in trace.calls if any(w in _op(n).lower() for w in SOFTMAX_WORDS)})
         if used:
-            fail(f"你的函数调用了现成的 softmax（{'、'.join(used)}）。这道题要你自己写：exp，再除以总和——以及怎样让它不溢出。")
+            fail(f"你的函数调用了现成的 softmax 或内含 softmax 的注意力函数（{'、'.join(used)}）。"
+                 "这道题要你自己写：exp，再除以总和——以及怎样让它不溢出。")
         alpha, c = expect_tensor(out[0], "alpha"), expect_tensor(out[1], "c")
         _shape(alpha, (H.shape[0],), "alpha")
         _shape(c, (H.shape[1],), "c")
-        hint = ("提示：exp 之前减去的常数要让最大的那一项变成 exp(0)——减去最小值或平均值，最大项照样会溢出。"
-                if what == "彼此相差上千的打分"
+        hint = ("提示：exp 之前减去的常数要让最大的那一项变成 exp(0)——减去最小值、平均值或第二大的打分，最大项照样会溢出。"
+                if what in ("彼此相差上千的打分", "最大的打分遥遥领先")
                 else "提示：exp 之前先减去最大的打分，结果不变，却不会溢出。" if "1000" in what else "")
         if not torch.isfinite(alpha).all():
             fail(f"{what}：alpha 里出现了 NaN 或无穷大。{hint}")
@@ -128,7 +189,7 @@ def check_context(context):
         expect(abs(total - 1) < 1e-5, f"{what}：权重之和应为 1，你的是 {total:.6f}。")
         _close(alpha, torch.softmax(ref, dim=-1), f"{what}：alpha", hint or "提示：α_tj = exp(e_tj) / Σ_r exp(e_tr)。")
         _close(c, torch.softmax(ref, dim=-1) @ H, f"{what}：c", "提示：c 是 H 各行按 alpha 加权的和。")
-    return "没有调用现成的 softmax；权重非负、和为 1，打分整体加上 ±1000、彼此相差上千也不溢出；c_t 正确。"
+    return "没有调用现成的 softmax；权重非负、和为 1，打分整体加上 ±1000、彼此相差上千、最大项遥遥领先都不溢出；c_t 正确。"
 
 
 # 练习 1.4.3 的说法：哪些是对的，错的又错在哪里
@@ -140,10 +201,13 @@ UNIFORM_WHY_NOT = {
 }
 
 
+WHY_SEPARATORS = " ,，、;；/.。和与及"  # why 里字母之间可以用的分隔：空格、标点，或“和”“与”“及”
+
+
 def _letters(why) -> set[str] | None:
     """把 ``"BD"``、``"b, d"``、``["B", "D"]``、``{"D", "B"}`` 之类的写法都变成字母集合；看不懂时返回 ``None``。"""
     if isinstance(why, str):
-        items = [ch for ch in why.upper() if ch not in " ,，、;；/"]
+        items = [ch for ch in why.upper() if ch not in WHY_SEPARATORS]
     elif isinstance(why, (list, tuple, set, frozenset)) and all(isinstance(x, str) for x in why):
         items = [x.strip().upper() for x in why]
     else:
@@ -175,10 +239,21 @@ def check_uniform(uniform_weights, why):
     if why is None:
         raise Unfinished("均匀权重写好了；还差 why：把你认为正确的说法的字母写进去。")
     chosen = _letters(why)
-    expect(chosen is not None, f"why 应该是由 A–E 组成的字符串（例如 \"AE\" 这样的写法），你给的是 {why!r}。")
+    expect(
+        chosen is not None,
+        f"why 应该是由 A—E 组成的字符串（例如 \"AE\"，字母之间也可以用空格、逗号、顿号或“和”隔开），你给的是 {why!r}。",
+    )
     model = train.load("seq2seq_attention").model
     uniform = copy.deepcopy(model)
-    uniform.attention.weights = uniform_weights
+
+    def checked_uniform(e):  # 装进模型的是这个：模型每一步给出的权重也都要是 1/S
+        alpha = expect_tensor(call(uniform_weights, e), "alpha")
+        _shape(alpha, tuple(e.shape), "模型里 alpha")
+        _close(alpha, torch.full(tuple(e.shape), 1 / e.shape[-1]), f"模型里的均匀权重（B = {e.shape[0]}，S = {e.shape[-1]}）",
+               "提示：每一行都应该是 1/S，不论 batch 多大。")
+        return alpha
+
+    uniform.attention.weights = checked_uniform
     data = [task.make_batch(n, 40, random.Random(n)) for n in (5, 12, 24)]
     soft, flat = accuracy_by_length(model, data), accuracy_by_length(uniform, data)
     report = "；".join(f"长度 {n}：{soft[n]:.2f} → {flat[n]:.2f}" for n in soft)
