@@ -372,7 +372,7 @@ def check_attention_cost(attention_cost):
         missing = [key for key in COST_KEYS if key not in got]
         expect(not missing, f"字典里缺少这些键：{', '.join(missing)}。")
         value = {key: _whole_number(got[key], f"S = {S} 时的 {key} ") for key in COST_KEYS}
-        where = f"S = {S}、块大小 c = {block}"
+        where = f"S = {S}、块大小 ℓ = {block}"
         expect(value["pairs"] == S * S, f"{where} 时，不加掩码的配对数应是 S² = {S * S:,}，你的是 {value['pairs']:,}。")
         causal = S * (S + 1) // 2
         if value["causal_pairs"] == S * (S - 1) // 2 and S > 0:
@@ -389,7 +389,7 @@ def check_attention_cost(attention_cost):
             elif value["tiled_pairs"] == causal and tiled != causal:
                 hint = "你只数了有用的配对；对角线上的块要整块算完，块里被挡住的格子也算了一遍。"
             elif S % block:
-                hint = "S 不是块大小的整数倍时，最后一个块行、块列都不满 c。"
+                hint = "S 不是块大小 ℓ 的整数倍时，最后一个块行、块列都不满 ℓ。"
             fail(f"{where} 时，分块内核要算 {tiled:,} 个配对，你的是 {value['tiled_pairs']:,}。{hint}")
         memory = batch * heads * layers * S * S * n_byte
         expect(
@@ -400,6 +400,6 @@ def check_attention_cost(attention_cost):
     S, block = 100_000, 64
     extra = _tiled_pairs(S, block) / (S * (S + 1) // 2) - 1
     return (
-        f"S = {S:,}、c = {block} 时，分块内核只比有用的配对多算 {extra:.2%}，却几乎省下了一半的 S²；"
+        f"S = {S:,}、ℓ = {block} 时，分块内核只比有用的配对多算 {extra:.2%}，却几乎省下了一半的 S²；"
         "而朴素实现的分数矩阵照样要存整个方阵。"
     )
