@@ -587,6 +587,7 @@ CHECKS: dict[tuple[str, str], tuple[Builder, dict[str, str]]] = {
 NOT_IN_LIBRARY = {
     ("1.3", "$W_o$，$b_y$"): "读出层在正文里临时用 nn.Linear 搭出，库里没有",
     ("1.3", r"$B$，$\beta$"): "若尔当块只在 recurrent_matrix 内部构造，不对外暴露",
+    ("1.4", "$W_a$"): "练习 1.4.4 的双线性打分矩阵只在练习里出现（学生自己写），库里没有",
     ("1.6", "$P$"): "置换只是一串下标，库里没有置换矩阵",
 }
 
