@@ -196,6 +196,20 @@ def _shifted(model, sentences, shift):
     return sum(hits) / len(hits)
 
 
+def _tie_guess_guo(model, sentences):
+    found = [(s, t) for s in sentences for t in range(len(s) - 1) if s[t] == "读" and s[t + 1] in "过完"]
+    guesses = ["过" if model.prob("过", s[: t + 1]) >= model.prob("完", s[: t + 1]) else "完" for s, t in found]
+    return sum(g == s[t + 1] for g, (s, t) in zip(guesses, found)) / len(found)
+
+
+def _window(model, sentences, width):
+    """前文只取「读」和它前面的 width − 1 个字。"""
+    found = [(s, t) for s in sentences for t in range(len(s) - 1) if s[t] == "读" and s[t + 1] in "过完"]
+    hits = [model.prob(s[t + 1], s[max(0, t + 1 - width): t + 1]) > model.prob("过完".replace(s[t + 1], ""), s[max(0, t + 1 - width): t + 1])
+            for s, t in found]
+    return sum(hits) / len(hits)
+
+
 def _right(model, sentences):
     o = _outcomes(model, sentences)
     return sum(o) / len(o)
@@ -208,11 +222,15 @@ def _right(model, sentences):
         (_right, "later", "还没有算 accuracy"),
         (_right, "flipped", "比较方向反了"),
         (_right, "wrong_keys", "键应是 1～5"),
-        (lambda m, s: 1.0, None, "准确率应为"),
+        (lambda m, s: 1.0, None, "全部文字）应为"),
         (lambda m, s: _shifted(m, s, 1), None, "切错了一位"),  # 前文里放进了「过」「完」本身
         (lambda m, s: _shifted(m, s, -1), None, "切错了一位"),
+        (_tie_guess_guo, None, "相等"),  # 相等时固定猜「过」
+        (lambda m, s: _window(m, s, 2), None, "只截了「读」前面的最后几个字"),  # 前文只截最后几个字
+        (lambda m, s: _window(m, s, 4), None, "只截了「读」前面的最后几个字"),
     ],
-    ids=["ties_as_hits", "no_dict", "flipped", "keys", "constant", "peeking", "context_without_du"],
+    ids=["ties_as_hits", "no_dict", "flipped", "keys", "constant", "peeking", "context_without_du", "tie_guess_guo",
+         "last_2_chars", "last_4_chars"],
 )
 def test_1_1_4_rejects(answer, accuracy, phrase):
     test = _test_sentences()

@@ -44,6 +44,21 @@ def _full_prefix_model() -> _WholePrefixLM:
     return _WholePrefixLM()
 
 
+class _MemorisedPrefixLM(lm.ChainRuleLM):
+    """一个只在「过」「完」之间选择、记住了几句话**整段**前文的模型：前文正是其中一句里到「读」为止的
+    全部文字时，九成押在那句里跟着的字上；别的前文（包括截短了的）两者各半。"""
+
+    vocab = ["过", "完"]
+
+    def __init__(self, sentences) -> None:
+        self.remembered = {s[: t + 1]: s[t + 1] for s in sentences for t in range(len(s) - 1)
+                           if s[t] == "读" and s[t + 1] in "过完"}
+
+    def prob(self, token: str, context: Sequence[str]) -> float:
+        follows = self.remembered.get("".join(context))
+        return 0.5 if follows is None else (0.9 if token == follows else 0.1)
+
+
 class _ProbOnly:
     """只露出 ``prob(token, context)`` 的模型：练习 1.1.1 要读者自己逐位置累加，不能直接调用 ``log_prob``。"""
 
@@ -182,23 +197,29 @@ def check_perplexity(perplexity_from_probs):
     return "困惑度是“平均每一步在多少个等可能的选项里犹豫”：每步概率都是 1/4 时困惑度恰好是 4。"
 
 
-def _cue_outcomes(model: lm.NGramLM, sentences, *, ties_count: bool = False, shift: int = 0) -> list[bool]:
+def _cue_outcomes(model: lm.ChainRuleLM, sentences, *, tie: str = "", shift: int = 0, window: int = 0) -> list[bool]:
     """每一处「读过」「读完」猜没猜对：p(过 | 前文) 与 p(完 | 前文) 严格更大的那个算作猜测，相等算猜错。
 
-    ``shift`` 只用来认出前文切错一位的答案：+1 把「过」「完」本身也放进前文，−1 漏掉了「读」。"""
+    其余参数只用来认出常见的错答：``tie`` 是相等时（错误地）猜的字（``"过"``、``"完"``，``"对"`` 表示相等
+    一律算对）；``shift`` 为 +1 把「过」「完」本身也放进前文，−1 漏掉了「读」；``window`` 是只截了
+    「读」和它前面共 ``window`` 个字的前文。"""
     outcomes = []
     for s in sentences:
         for t in range(len(s) - 1):
             if s[t] == "读" and s[t + 1] in "过完":
-                p = {ch: model.prob(ch, s[: t + 1 + shift]) for ch in "过完"}
-                other = "完" if s[t + 1] == "过" else "过"
-                outcomes.append(p[s[t + 1]] >= p[other] if ties_count else p[s[t + 1]] > p[other])
+                context = s[max(0, t + 1 - window): t + 1] if window else s[: t + 1 + shift]
+                p = {ch: model.prob(ch, context) for ch in "过完"}
+                truth, other = s[t + 1], "完" if s[t + 1] == "过" else "过"
+                if p[truth] == p[other]:
+                    outcomes.append(tie in ("对", truth))
+                else:
+                    outcomes.append(p[truth] > p[other])
     return outcomes
 
 
-def _cue_accuracy(model: lm.NGramLM, sentences, *, ties_count: bool = False, shift: int = 0) -> float:
-    """参考实现：猜对的比例。"""
-    outcomes = _cue_outcomes(model, sentences, ties_count=ties_count, shift=shift)
+def _cue_accuracy(model: lm.ChainRuleLM, sentences, **wrong_way) -> float:
+    """参考实现：猜对的比例（``wrong_way`` 见 ``_cue_outcomes``）。"""
+    outcomes = _cue_outcomes(model, sentences, **wrong_way)
     return sum(outcomes) / len(outcomes)
 
 
@@ -212,18 +233,24 @@ def _cue_accuracy(model: lm.NGramLM, sentences, *, ties_count: bool = False, shi
 def check_cue_accuracy(cue_accuracy, accuracy):
     """学生函数 ``cue_accuracy(model, sentences) -> float`` 与字典 ``accuracy = {n: 测试集上的准确率}``（n = 1…5）。"""
     _, test = corpus.train_test_split(corpus.book_corpus())
-    # 最后一句里有训练集没见过的字：三元模型在那里从没见过这个上下文，p(过) 与 p(完) 相等，应算猜错
-    few = [s for s in test if "读过" in s or "读完" in s][:6] + ["他读完了。", "我读过，也读完了。", "他龘读完了。"]
-    for order in (2, 3):
-        got = _as_float(call(cue_accuracy, _model(order), few))
-        want = _cue_accuracy(_model(order), few)
-        if _close(got, _cue_accuracy(_model(order), few, ties_count=True)) and not _close(got, want):
-            fail(f"{order} 元模型在 {len(few)} 个小例子上：你把 p(过) 与 p(完) 相等的情况算成了猜对；题目规定相等算猜错。")
-        if any(_close(got, _cue_accuracy(_model(order), few, shift=shift)) for shift in (1, -1)) \
-                and not _close(got, want):
-            fail(f"{order} 元模型在 {len(few)} 个小例子上，你的结果 {got:.3g} 像是前文切错了一位："
+    # 最后两句里有训练集没见过的字：那里 n 元模型从没见过这个上下文，p(过) 与 p(完) 相等，应算猜错——
+    # 一句的答案是「过」、一句是「完」，相等时固定猜哪个字都会错一句。五元模型与用到整段前文的模型
+    # 认出只截了最后几个字当前文的答案。
+    few = [s for s in test if "读过" in s or "读完" in s][:6] + ["他读完了。", "我读过，也读完了。", "他龘读完了。", "他龘读过了。"]
+    models = [(f"{order} 元模型", _model(order)) for order in (2, 3, 5)] + [("记住了整段前文的模型", _MemorisedPrefixLM(few))]
+    for name, model in models:
+        got = _as_float(call(cue_accuracy, model, few))
+        want = _cue_accuracy(model, few)
+        if any(_close(got, _cue_accuracy(model, few, tie=tie)) for tie in ("对", "过", "完")) and not _close(got, want):
+            fail(f"{name}在 {len(few)} 个小例子上：p(过) 与 p(完) 相等时你算成了猜对，或者固定猜了其中一个字；"
+                 "题目规定相等算猜错。")
+        if any(_close(got, _cue_accuracy(model, few, window=w)) for w in range(2, 12)) and not _close(got, want):
+            fail(f"{name}在 {len(few)} 个小例子上，你的结果 {got:.3g} 像是前文只截了「读」前面的最后几个字；"
+                 "前文应是「读」和它前面的全部文字 s[:t + 1]，截多长由模型自己决定。")
+        if any(_close(got, _cue_accuracy(model, few, shift=shift)) for shift in (1, -1)) and not _close(got, want):
+            fail(f"{name}在 {len(few)} 个小例子上，你的结果 {got:.3g} 像是前文切错了一位："
                  "前文应是到「读」为止的 s[:t + 1]（s[t] 是「读」），既不能把「过」「完」本身放进去，也不能漏掉「读」。")
-        expect_close(got, want, f"{order} 元模型在 {len(few)} 个小例子上的准确率")
+        expect_close(got, want, f"{name}在 {len(few)} 个小例子上的准确率（前文是「读」和它前面的全部文字）")
     expect(accuracy is not None, "还没有算 accuracy：写好函数后，把 accuracy 改成 n = 1～5 的字典。")
     expect(isinstance(accuracy, dict), f"accuracy 应是一个字典（键是阶数 n），你给的是 {type(accuracy).__name__}。")
     expect(set(accuracy) == {1, 2, 3, 4, 5}, f"accuracy 的键应是 1～5，你给的是 {sorted(accuracy)!r}。")
