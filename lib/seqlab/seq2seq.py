@@ -175,7 +175,9 @@ class AttentionSeq2Seq(FixedContextSeq2Seq):
     """Bahdanau 式的编码器—解码器：每一步用 ``s_{t-1}`` 重新读一次 ``h_1 … h_S``。
 
     与 ``FixedContextSeq2Seq`` 的全部区别就是 ``read``（``start`` 另外为它每句先算好 ``W_h h_j``），
-    外加 ``AdditiveAttention`` 的三个参数。初始状态同样由整句摘要给出（Bahdanau 等人用的是反向编码器在第一个字处的状态）。
+    外加 ``AdditiveAttention`` 的三组参数。与 Bahdanau 等人的模型相比有两处简化：初始状态同样由整句摘要给出
+    （他们用的是反向编码器在第一个字处的状态）；输出层只是一层线性变换（他们的输出层还读上一个词 ``y_{t-1}``，
+    并先经过一层 maxout 隐藏层）。
     """
 
     kind = "attention"
