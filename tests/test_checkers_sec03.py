@@ -1,7 +1,8 @@
 """第 1.3 节的每个练习检查：至少拒绝一个错误答案、接受一个不寻常的正确答案。
 
-错误答案里包括“违反题目约束”的写法（1.3.1 用自动求导、1.3.2 调用 ``clip_grad_norm_``）；
-不寻常的正确答案换一种写法得到同一个结果（``1/cosh²``、``torch.diag`` 矩阵乘法、整体赋值 ``p.grad = …`` 等）。
+错误答案里包括“违反题目约束”的写法（1.3.1 用自动求导或复步长数值微分、1.3.2 调用 ``clip_grad_norm_`` 或
+``get_total_norm``、1.3.6 绕开传进来的 optimizer）；不寻常的正确答案换一种写法得到同一个结果（``torch.diag`` 与
+``addcmul``、整体赋值 ``p.grad = …`` 等）。
 1.3.4 还拒绝 PyTorch 现成的 GRU（``torch.gru_cell``、``nn.GRUCell``），1.3.2 与 1.3.6 拒绝把损失或范数当张量返回。
 """
 
@@ -22,11 +23,41 @@ def _s(h, h_prev, kappa):
 
 
 def test_leaky_jacobian_accepts_a_derivation_written_another_way():
-    def via_cosh(h, h_prev, W, kappa):  # 先还原预激活，再用 1/cosh²，对角矩阵真的构造出来
-        a = torch.atanh(_s(h, h_prev, kappa))
-        return torch.diag(torch.full_like(h, 1 - kappa)) + kappa * torch.diag(torch.cosh(a) ** -2) @ W
+    def via_diag(h, h_prev, W, kappa):  # 对角矩阵真的构造出来，用矩阵乘法
+        s = _s(h, h_prev, kappa)
+        return torch.diag(torch.full_like(h, 1 - kappa)) + kappa * torch.diag(1 - s * s) @ W
 
-    assert sec03.check_leaky_jacobian(via_cosh)
+    def via_addcmul(h, h_prev, W, kappa):  # (1 − κ)I + κ·(1 − s²)[:, None]·W，一次 addcmul
+        s = _s(h, h_prev, kappa)
+        return torch.addcmul((1 - kappa) * torch.eye(len(h), dtype=W.dtype), (kappa * (1 - s**2)).unsqueeze(1), W)
+
+    assert sec03.check_leaky_jacobian(via_diag)
+    assert sec03.check_leaky_jacobian(via_addcmul)
+
+
+def test_leaky_jacobian_rejects_numerical_differentiation():
+    def complex_step(h, h_prev, W, kappa):  # 不用 autograd、不推公式：复步长，精度与公式相当
+        u = torch.atanh(_s(h, h_prev, kappa)) - W @ h_prev
+        cols = []
+        for c in range(len(h)):
+            x = h_prev.to(torch.complex128).clone()
+            x[c] += 1e-30j
+            f = (1 - kappa) * x + kappa * torch.tanh(u.to(torch.complex128) + W.to(torch.complex128) @ x)
+            cols.append(f.imag / 1e-30)
+        return torch.stack(cols, 1)
+
+    result = sec03.check_leaky_jacobian(complex_step)
+    assert not result and "atanh" in result.message
+
+
+def test_leaky_jacobian_names_a_float32_result():
+    def in_float32(h, h_prev, W, kappa):  # 公式对，但 J 建在默认的 float32 张量里
+        J = torch.zeros(len(h), len(h))
+        J[:] = (1 - kappa) * torch.eye(len(h), dtype=W.dtype) + kappa * (1 - _s(h, h_prev, kappa) ** 2)[:, None] * W
+        return J
+
+    result = sec03.check_leaky_jacobian(in_float32)
+    assert not result and "float32" in result.message
 
 
 def test_leaky_jacobian_rejects_autograd_even_when_the_numbers_are_right():
@@ -78,7 +109,30 @@ def test_clip_accepts_a_loop_over_p_grad_with_torch_ops():
 def test_clip_rejects_clip_grad_norm_in_either_form(foreach):
     result = sec03.check_clip_gradients(lambda ps, m: float(nn.utils.clip_grad_norm_(ps, m, foreach=foreach)))
     assert not result
-    assert ("_foreach_norm" in result.message) if foreach is None else ("1e-6" in result.message)
+    assert "现成的梯度裁剪" in result.message  # 记号运算 library_clip_grad 出现在运算记录里
+
+
+@pytest.mark.parametrize("via", ["clip_grad_norm_(inf)", "get_total_norm"])
+def test_clip_rejects_pytorchs_norm_used_only_to_get_the_total(via):
+    def borrowed(params, max_norm):
+        if via == "get_total_norm":
+            total = float(nn.utils.get_total_norm([p.grad for p in params], foreach=False))
+        else:
+            total = float(nn.utils.clip_grad_norm_(params, math.inf, foreach=False))
+        for p in params:
+            p.grad.mul_(min(1.0, max_norm / total))
+        return total
+
+    result = sec03.check_clip_gradients(borrowed)
+    assert not result and "现成的梯度裁剪" in result.message
+
+
+def test_clip_rejects_a_slightly_wrong_returned_norm():
+    def off_by_a_little(params, max_norm):
+        return _loop_clip(params, max_norm) + 9e-7  # 最小的一组总范数约 2e-4：差 0.4%
+
+    result = sec03.check_clip_gradients(off_by_a_little)
+    assert not result and "返回的范数" in result.message
 
 
 def test_clip_rejects_a_tensor_instead_of_a_float():
@@ -129,6 +183,18 @@ def test_saturation_rejects_the_upper_bound_max_slope():
     assert not result and "上界" in result.message
 
 
+def test_saturation_names_the_old_state():
+    def old_state(W, U):  # J_j 用了更新之前的 h_{j−1}
+        h, out = torch.zeros(W.shape[0], dtype=W.dtype), []
+        for u in U:
+            out.append(float(torch.linalg.matrix_norm(torch.diag(1 - h**2) @ W, ord=2)))
+            h = torch.tanh(u + W @ h)
+        return out
+
+    result = sec03.check_saturation(old_state)
+    assert not result and "h_{j−1}" in result.message
+
+
 def test_saturation_rejects_a_missing_tanh_derivative_and_an_extra_step():
     forgot = sec03.check_saturation(lambda W, U: _norms(W, U, slope=False))
     assert not forgot and "diag(1 - h_j²)" in forgot.message
@@ -162,6 +228,18 @@ def test_gru_rejects_pytorchs_own_gru(via):
 
     result = sec03.check_gru_cell(fused)
     assert not result and "nn.GRUCell" in result.message
+
+
+def test_gru_names_chos_original_reset_placement():
+    def cho(x, h, W_ih, W_hh, b_ih, b_hh):
+        d = h.shape[-1]
+        gi, gh = x @ W_ih.T + b_ih, h @ W_hh.T + b_hh
+        r, z = torch.sigmoid(gi[:, :d] + gh[:, :d]), torch.sigmoid(gi[:, d:2 * d] + gh[:, d:2 * d])
+        n = torch.tanh(gi[:, 2 * d:] + (r * h) @ W_hh[2 * d:].T + b_hh[2 * d:])
+        return (1 - z) * n + z * h
+
+    result = sec03.check_gru_cell(cho)
+    assert not result and "Cho" in result.message
 
 
 def test_gru_rejects_swapped_update_gate():
@@ -198,6 +276,22 @@ def test_tbptt_rejects_a_state_still_attached_and_a_reset_state():
     assert not attached and "detach" in attached.message
     reset = sec03.check_tbptt_step(lambda *a: _tbptt(*a, carry=False))
     assert not reset and "零状态" in reset.message
+
+
+def test_tbptt_rejects_an_update_that_bypasses_the_optimizer():
+    def manual_sgd(model, optimizer, x, y, state, max_norm):
+        logits, state = model(x, state)
+        loss = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+        optimizer.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= 0.5 * p.grad  # 学习率写死，忽略了 optimizer（和它的动量）
+        return loss.item(), state.detach()
+
+    result = sec03.check_tbptt_step(manual_sgd)
+    assert not result
 
 
 def test_every_check_in_the_section_is_covered_here():
