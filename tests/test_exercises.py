@@ -43,7 +43,7 @@ def test_every_notebook_exists_and_has_at_least_three_exercises():
 
 
 def test_exercise_metadata_in_the_notebooks_matches_the_library():
-    text = "\n".join(path.read_text(encoding="utf-8") for path in NOTEBOOKS)
+    text = "\n".join(c.source for path in NOTEBOOKS for c in nbformat.read(path, as_version=4).cells)
     assert ex.EXERCISES
     for exercise in ex.EXERCISES.values():
         line = f"难度 {exercise.stars} · 约 {exercise.minutes} 分钟 · 目标：{exercise.objective}"

@@ -35,6 +35,11 @@ def _loop(a, b):
     return [b] + [torch.stack(h)] * (a.shape[0] - 1).bit_length()  # 只报告了轮数，没有真的做
 
 
+def _hidden_softmax(scores):
+    with torch._C.DisableTorchFunction():
+        return torch.softmax(scores, -1)
+
+
 CASES = [
     (sec01.check_sentence_log_prob, [_right]),
     (sec01.check_sentence_log_prob, [lambda model, text: 42.0]),
@@ -56,6 +61,9 @@ CASES = [
     (sec04.check_context, [lambda e, H: (torch.ops.aten.softmax.int(e, 0), torch.ops.aten.softmax.int(e, 0) @ H)]),
     (sec05.check_self_attention, [lambda X, W_Q, W_K, W_V: torch.ops.aten._scaled_dot_product_attention_math(
         X @ W_Q, X @ W_K, X @ W_V)[0]]),
+    # 把运算藏到记录之外（DisableTorchFunction）：分派层照样看得见，重放时同样判错
+    (sec05.check_self_attention, [lambda X, W_Q, W_K, W_V: _hidden_softmax(X @ W_Q @ (X @ W_K).T / W_K.shape[1] ** 0.5)
+                                  @ (X @ W_V)]),
 ]
 
 
@@ -136,3 +144,22 @@ def test_the_trace_names_an_operation_however_it_was_called():
     with exercises.TorchTrace() as trace:
         x.softmax(0), torch.ops.aten.softmax.int(x, 0)
     assert trace.used("softmax") == ["TensorBase.softmax", "aten::softmax.int"]
+
+
+def test_operations_hidden_from_the_trace_are_counted_and_fail_the_check(monkeypatch):
+    monkeypatch.setenv("SEQLAB_STRICT_CHECKS", "0")
+    x = torch.randn(3, 4, requires_grad=True)
+    with exercises.TorchTrace() as trace:
+        (x.exp() @ torch.ones(4)).sum().backward()  # 反向传播的底层运算属于记下的那次 backward
+    assert trace.hidden == 0 and trace.count == 5
+    with exercises.TorchTrace() as trace:
+        with torch._C.DisableTorchFunction():
+            torch.softmax(x, -1)
+    assert trace.hidden > 0 and not trace.used("softmax")
+    for result in (_direct(sec05.check_linear_scan, _hidden_loop), _roundtrip(sec05.check_linear_scan, _hidden_loop)):
+        assert not result.passed and "DisableTorchFunction" in result.message
+
+
+def _hidden_loop(a, b):
+    with torch._C.DisableTorchFunction():
+        return _loop(a, b)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 PASS_MARK = "✅"
 FAIL_MARK = "❌"
@@ -162,15 +163,34 @@ class TorchTrace(torch.overrides.TorchFunctionMode):
 
     只记最外层的调用（一个运算内部再调用的运算不重复计数）。名字是函数的限定名：``torch.softmax`` 记作
     ``softmax``，张量的方法记作 ``TensorBase.softmax`` 之类，``F.embedding`` 记作 ``embedding``。
+    ``hidden`` 数的是绕开了这份记录的底层运算（例如在 ``torch._C.DisableTorchFunction()`` 里算的）：
+    它们在分派层（``TorchDispatchMode``）照样看得见，只是不属于任何一次记下的调用。
     """
 
-    def __init__(self, calls: dict[str, int] | None = None):
+    def __init__(self, calls: dict[str, int] | None = None, hidden: int = 0):
         super().__init__()
         self.calls: collections.Counter[str] = collections.Counter(calls or {})
+        self.hidden = hidden
+        self._depth = 0  # 正在执行的、记下了的调用有几层
+        self._watch = _HiddenOps(self)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         self.calls[getattr(func, "__qualname__", None) or getattr(func, "__name__", "运算")] += 1
-        return func(*args, **(kwargs or {}))
+        self._depth += 1
+        try:
+            return func(*args, **(kwargs or {}))
+        finally:
+            self._depth -= 1
+
+    def __enter__(self):
+        self._watch.__enter__()
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        try:
+            return super().__exit__(*exc)
+        finally:
+            self._watch.__exit__(*exc)
 
     @property
     def count(self) -> int:
@@ -182,16 +202,36 @@ class TorchTrace(torch.overrides.TorchFunctionMode):
         return sorted(n for n in self.calls if n in names or any(part in names for part in re.split(r"\.|::", n)))
 
 
+class _HiddenOps(TorchDispatchMode):
+    """分派层的每一个底层运算：不在任何一次记下的调用里面的，就算作绕开了记录。"""
+
+    def __init__(self, trace: TorchTrace) -> None:
+        super().__init__()
+        self.trace = trace
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if self.trace._depth == 0:
+            self.trace.hidden += 1
+        return func(*args, **(kwargs or {}))
+
+
+HIDDEN_OPS_MESSAGE = ("检查需要看到你的函数调用了哪些张量运算，可是有些运算绕开了这份记录"
+                      "（例如写在 torch._C.DisableTorchFunction() 里）。请去掉这样的写法。")
+
+
 def call_tracing_torch(fn, *args) -> tuple:
-    """调用学生写的函数，同时记下它调用了哪些张量运算，返回 ``(结果, TorchTrace)``。
+    """调用学生写的函数，同时记下它调用了哪些张量运算，返回 ``(结果, TorchTrace)``；有运算绕开了记录就判错。
 
     评分时学生的函数换成了记录器或重放器（``seqlab.exercises.recording``），由它们只记学生函数自己的运算。
     """
     traced = getattr(fn, "traced_call", None)
     if traced is not None:
-        return traced(*args)
-    with TorchTrace() as trace:
-        result = call(fn, *args)
+        result, trace = traced(*args)
+    else:
+        with TorchTrace() as trace:
+            result = call(fn, *args)
+    if trace.hidden:
+        fail(HIDDEN_OPS_MESSAGE)
     return result, trace
 
 

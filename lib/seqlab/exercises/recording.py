@@ -277,6 +277,7 @@ class _Recorder:
             with torch.random.fork_rng(devices=[]), TorchTrace() as trace:
                 result = self.fn(*spied)
             entry["torch_calls"] = dict(trace.calls)
+            entry["hidden_ops"] = trace.hidden
         except CheckFailed:
             entry["raised"] = "CheckFailed"  # 来自检查的回调（例如测得太多次）；重放时由回调自己再抛一次
             raise
@@ -290,7 +291,7 @@ class _Recorder:
 
     def traced_call(self, *args) -> tuple:
         result = self(*args)
-        return result, TorchTrace(self.calls[-1]["torch_calls"])
+        return result, TorchTrace(self.calls[-1]["torch_calls"], self.calls[-1]["hidden_ops"])
 
 
 def record(check: Any, answers: list[Any]) -> dict:
@@ -371,14 +372,16 @@ class _Replayer:
     def traced_call(self, *args) -> tuple:
         result = self(*args)
         calls = self.calls[self.next - 1].get("torch_calls")
+        hidden = self.calls[self.next - 1].get("hidden_ops")
         if not (
-            isinstance(calls, dict)
+            isinstance(hidden, int) and not isinstance(hidden, bool) and hidden >= 0
+            and isinstance(calls, dict)
             and len(calls) <= 1000
             and all(isinstance(k, str) and _OP.fullmatch(k) for k in calls)
             and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in calls.values())
         ):
             raise RecordingError("张量运算的记录不合规定")
-        return result, TorchTrace(calls)
+        return result, TorchTrace(calls, hidden)
 
     @staticmethod
     def _replay_callbacks(callbacks: list, log: Any) -> CheckFailed | None:
