@@ -71,6 +71,14 @@ def test_vocab_rejects_encode_and_decode_that_ignore_itos():
     _rejected(sec02.check_vocab(_build, _encode, decode_ignoring_itos), "按参数 itos")
 
 
+def test_vocab_rejects_build_vocab_that_ignores_its_sentences():
+    from seqlab import corpus
+
+    fixed = _build(corpus.book_corpus()[:100])  # 只认得检查用的那 100 句：换一批句子就露馅
+
+    _rejected(sec02.check_vocab(lambda sentences: list(fixed), _encode, _decode), "换一批句子")
+
+
 def test_vocab_rejects_unk_at_zero_and_unordered_vocab():
     def unk_first(sentences):  # 旧的约定：<unk> 占 0 号，没有 <pad>
         return ["<unk>", *dict.fromkeys(ch for s in sentences for ch in s)]
@@ -116,7 +124,11 @@ def test_lookup_accepts_unusual_right_answers():
         u = torch.zeros(*ids.shape, E.shape[0], dtype=E.dtype).scatter_(-1, ids.unsqueeze(-1), 1.0)
         return (u.unsqueeze(-1) * E).sum(-2)
 
+    def onehot_float64_by_comparison(E, ids):  # 用比较造 one-hot，在 float64 里乘
+        return (ids[..., None] == torch.arange(E.shape[0])).double() @ E.double()
+
     assert sec02.check_lookup(rows_by_index_select, onehot_by_eye_and_einsum).passed
+    assert sec02.check_lookup(_rows, onehot_float64_by_comparison).passed
     assert sec02.check_lookup(lambda E, ids: F.embedding(ids, E), onehot_by_broadcast_sum).passed
 
 
@@ -128,8 +140,14 @@ def test_lookup_accepts_unusual_right_answers():
         (lambda E, ids: E[ids] * 1.0, "inf"),  # 直接索引，乘 1 只是装样子
         (lambda E, ids: torch.sparse.mm(F.one_hot(ids.reshape(-1), E.shape[0]).to(E.dtype).to_sparse(), E)
          .reshape(*ids.shape, -1), "稀疏"),
+        # 先按行取，再加（乘）一个碰过每一行的量：没有被查到的行里的 inf 也会变成 nan，但查到的行里的 inf 露馅
+        (lambda E, ids: E[ids] + 0 * E.sum(0), "先按行取出"),
+        (lambda E, ids: E[ids] * (E.sum(0) * 0 + 1), "先按行取出"),
+        (lambda E, ids: E.flatten()[ids[..., None] * E.shape[1] + torch.arange(E.shape[1])] + 0 * E.sum(0),
+         "先按行取出"),
     ],
-    ids=["F.embedding", "gather", "index-times-one", "sparse"],
+    ids=["F.embedding", "gather", "index-times-one", "sparse", "index-plus-zero-sum", "index-times-one-sum",
+         "flat-index-plus-zero-sum"],
 )
 def test_lookup_rejects_onehot_that_only_indexes(onehot, word):
     _rejected(sec02.check_lookup(_rows, onehot), word)
@@ -177,6 +195,15 @@ def test_share_rejects_double_counting_tied_weights_and_missing_tables():
     _rejected(sec02.check_embedding_share(only_nn_embedding, None), "Embedding 参数个数")
     wrong_shares = {name: share * 0.5 for name, share in _shares(_share).items()}
     _rejected(sec02.check_embedding_share(_share, wrong_shares), "比例")
+    percent = {name: share * 100 for name, share in _shares(_share).items()}  # 百分数不是比例
+    _rejected(sec02.check_embedding_share(_share, percent), "比例")
+
+
+def test_share_accepts_a_list_and_float_counts():
+    def as_list_of_floats(model):
+        return [float(n) for n in _share(model)]
+
+    assert sec02.check_embedding_share(as_list_of_floats, _shares(_share)).passed
 
 
 # ---------------------------------------------------------------- 1.2.4 Embedding 表的梯度
@@ -209,7 +236,13 @@ def test_embedding_grad_accepts_unusual_right_answers():
         grad = torch.zeros(V, G.shape[-1])
         return grad.index_put_((ids.reshape(-1)[keep],), G.reshape(-1, G.shape[-1])[keep], accumulate=True)
 
-    for fn in (by_one_hot, by_python_loop, by_index_put_accumulate):
+    def by_lookup_in_identity(ids, G, V, padding_idx):  # 在单位矩阵里查表得到 U，再算 UᵀG
+        U = F.embedding(ids.reshape(-1), torch.eye(V, dtype=G.dtype))
+        if padding_idx is not None:
+            U[:, padding_idx] = 0
+        return U.T @ G.reshape(-1, G.shape[-1])
+
+    for fn in (by_one_hot, by_python_loop, by_index_put_accumulate, by_lookup_in_identity):
         assert sec02.check_embedding_grad(fn).passed, fn.__name__
 
 
@@ -219,7 +252,7 @@ def test_embedding_grad_rejects_autograd_overwriting_and_padding():
         emb(ids).backward(G)
         return emb.weight.grad
 
-    _rejected(sec02.check_embedding_grad(with_autograd), "backward")
+    _rejected(sec02.check_embedding_grad(with_autograd), "inference_mode")
 
     def with_autograd_grad(ids, G, V, padding_idx):
         E = torch.zeros(V, G.shape[-1], requires_grad=True)
@@ -240,6 +273,22 @@ def test_embedding_grad_rejects_autograd_overwriting_and_padding():
         return torch.ops.aten.embedding_backward.default(G, ids, V, pad, False, False)
 
     _rejected(sec02.check_embedding_grad(with_dispatcher_entry), "embedding_backward")
+
+    def with_grad_fn_of_embedding(ids, G, V, padding_idx):  # 借 F.embedding 的计算图节点反传
+        E = torch.zeros(V, G.shape[-1], requires_grad=True)
+        return F.embedding(ids, E, padding_idx=padding_idx).grad_fn(G)
+
+    _rejected(sec02.check_embedding_grad(with_grad_fn_of_embedding), "inference_mode")
+
+    def with_grad_fn_of_index(ids, G, V, padding_idx):  # 借 E[ids] 的计算图节点反传，不调用任何带名字的求导函数
+        E = torch.zeros(V, G.shape[-1]).requires_grad_()
+        out = E[ids].grad_fn(G)
+        grad = (out[0] if isinstance(out, tuple) else out).clone()
+        if padding_idx is not None:
+            grad[padding_idx] = 0
+        return grad
+
+    _rejected(sec02.check_embedding_grad(with_grad_fn_of_index), "inference_mode")
 
     def overwriting(ids, G, V, padding_idx):  # 按下标赋值：重复的 ID 只留下一个位置的 G
         grad = torch.zeros(V, G.shape[-1])

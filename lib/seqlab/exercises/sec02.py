@@ -8,7 +8,16 @@ import torch
 from torch import nn
 
 from seqlab import corpus
-from seqlab.exercises import call, call_tracing_torch, checker, expect, expect_close, expect_tensor, fail
+from seqlab.exercises import (
+    CheckFailed,
+    call,
+    call_tracing_torch,
+    checker,
+    expect,
+    expect_close,
+    expect_tensor,
+    fail,
+)
 
 PAD, UNK = "<pad>", "<unk>"
 ONE_HOT_BYPASS = ("embedding", "embedding_bag", "gather", "index_select", "take", "take_along_dim")
@@ -52,6 +61,15 @@ def check_vocab(build_vocab, encode, decode):
         f"这 100 句话里共有 {len(chars)} 个不同的字，加上两个特殊 token，词表应有 {2 + len(chars)} 项，你的有 {len(itos)} 项。",
     )
     expect(itos[2:] == chars, "特殊 token 之后，请按每个字第一次出现的顺序排列（提示：dict.fromkeys 能保序去重）。")
+    # build_vocab 必须用传进来的句子：换一批句子（顺序、用字都不同），词表也要跟着变
+    others = ["鲲鹏读书，甜苹果。", "书读完了", "苹果"]
+    want_other = [PAD, UNK] + list(dict.fromkeys(ch for s in others for ch in s))
+    got_other = call(build_vocab, others)
+    expect(
+        isinstance(got_other, list) and got_other == want_other,
+        f"换一批句子 {others!r} 再建词表，应得到 {want_other!r}，你得到 {got_other!r}："
+        "请由参数 sentences 建词表，不要用别处的句子。",
+    )
     for s in sentences[:20]:
         ids = call(encode, s, itos)
         expect(isinstance(ids, list), f"encode 应返回一个 ID 列表（list），你返回了 {type(ids).__name__}。")
@@ -133,7 +151,29 @@ def check_lookup(lookup_rows, lookup_onehot):
         "稠密的 one-hot 乘法会把 E 的每一行都乘一遍（0 × inf = nan），你的函数看来没有这样做。"
         "请用稠密的 one-hot 矩阵（不要用稀疏矩阵）与 E 相乘。",
     )
-    return "两种写法给出同一个向量；但 one-hot 乘法要造 n×V 的矩阵、做 n·V·d 次乘加，索引只需拷贝 n 行。"
+    # 再把 inf 放进一个**查到了**的行（第 2 行，出现在位置 (0, 1)）：稠密的 one-hot 乘法在 ID 为 2 的位置上
+    # 是 1 × inf + 0 × 有限数 = inf，在其余位置上是 0 × inf = nan。先按行取、再用一个碰过每一行的量
+    # “污染”结果的写法（例如 E[ids] + 0 * E.sum(0)）会让所有位置都变成 nan，在这里露馅
+    E_used = E.clone()
+    E_used[2, 4] = float("inf")
+    want_col = torch.full((2, 3), float("nan"))
+    want_col[0, 1] = float("inf")
+    rows = call(lookup_rows, E_used.clone(), ids)
+    expect_tensor(rows, "lookup_rows")
+    expect(
+        tuple(rows.shape) == (2, 3, 6) and torch.equal(rows.double(), E_used[ids].double()),
+        "把 E 第 2 行的一个元素换成 inf 之后，lookup_rows 的结果应当只在查到第 2 行的那个位置出现 inf，其余位置不受影响。",
+    )
+    out = call(lookup_onehot, E_used.clone(), ids)
+    expect_tensor(out, "lookup_onehot")
+    col = out[..., 4].double() if tuple(out.shape) == (2, 3, 6) else None
+    expect(
+        col is not None and bool(col.isnan().eq(want_col.isnan()).all()) and float(col[0, 1]) == float("inf"),
+        "把 E 第 2 行（ids 里有它）的一个元素换成 inf 之后，稠密的 one-hot 乘法应当在 ID 为 2 的位置得到 inf"
+        "（1 × inf 加上一串 0 × 有限数），在其余位置得到 nan（0 × inf）。你的 lookup_onehot 不是这样："
+        "看来它先按行取出了结果，再加上或乘上了别的东西。请让 one-hot 矩阵与 E 相乘本身给出结果。",
+    )
+    return "两种写法给出同一个向量；但查 N 个 token 时，one-hot 乘法要造 N×V 的矩阵、做 N·V·d 次乘加，索引只需拷贝 N 行。"
 
 
 def _embedding_share(model: nn.Module) -> tuple[int, int]:
@@ -164,7 +204,10 @@ def check_embedding_share(embedding_share, shares):
     for name, m in cases.items():
         got = call(embedding_share, m)
         want = _embedding_share(m)
-        expect(isinstance(got, tuple) and len(got) == 2, f"应返回两个数（Embedding 参数个数，全部参数个数），你返回了 {got!r}。")
+        expect(
+            isinstance(got, (tuple, list)) and len(got) == 2,
+            f"应返回一个二元组 (Embedding 参数个数, 全部参数个数)，你返回了 {got!r}。",
+        )
         if name.endswith("共享的输出层") and got[1] == want[1] + want[0]:
             fail("共享的权重被数了两次：model.parameters() 本身就只给出一次，不要把各层的参数分别相加。")
         expect_close(got[0], want[0], f"{name} 的 Embedding 参数个数")
@@ -189,7 +232,7 @@ def _embedding_grad(ids: torch.Tensor, G: torch.Tensor, V: int, padding_idx: int
 @checker(
     "1.2.4",
     "推导 Embedding 表的梯度",
-    objective="从 X[t,:] = E[x_t,:] 推出 ∂L/∂E：只有本批出现过的行有梯度，重复的 token 梯度相加，padding 行为零",
+    objective="从 X[t,:] = E[x_t,:] 推出 ∂L/∂E",
     difficulty=2,
     minutes=15,
 )
@@ -204,7 +247,15 @@ def check_embedding_grad(embedding_grad):
         G = torch.randn(*ids.shape, d, generator=g)
         want = _embedding_grad(ids, G, V, pad)
         ids_in, G_in = ids.clone(), G.clone()
-        got, trace = call_tracing_torch(embedding_grad, ids_in, G_in, V, pad)
+        # 在 inference_mode 里调用：这里不记录计算图，也就没有 grad_fn 可以借来反传（例如 E[ids].grad_fn(G)）
+        try:
+            with torch.inference_mode():
+                got, trace = call_tracing_torch(embedding_grad, ids_in, G_in, V, pad)
+        except (NotImplementedError, CheckFailed):
+            raise
+        except Exception as err:  # noqa: BLE001 —— 学生代码里的错误：只说类型，并提醒检查在 inference_mode 里运行
+            fail(f"你的函数运行时出错（{type(err).__name__}）。注意：检查在 torch.inference_mode() 里调用它，"
+                 "那里不记录计算图，backward、grad_fn 之类的自动求导都用不了——这道题本来也要你自己算出梯度。")
         autograd = trace.used(*AUTOGRAD)
         expect(
             not autograd,
