@@ -329,3 +329,89 @@ def test_the_grader_replays_the_library_forward_as_a_rejection(monkeypatch):
         assert replayed.message == direct.message
     assert _replayed(sec06.check_block_forward, _block_forward).passed
     assert _replayed(sec06.check_cross_attention, _cross_attention).passed
+
+
+# ---------------------------------------------------------------- 绕过实例、直接借用库里的函数，也认得出
+def test_block_forward_rejects_the_library_forward_on_a_namespace_or_after_swapping_the_class():
+    import types
+
+    def on_a_namespace(block, X, norm_first):  # 借一个命名空间当 self：不读 block.norm_first，也不调用 block
+        ns = types.SimpleNamespace(attn=block.attn, ffn=block.ffn, norm1=block.norm1, norm2=block.norm2,
+                                   norm_first=norm_first)
+        return tf.TransformerBlock.forward(ns, X)[0]
+
+    _rejected(sec06.check_block_forward(on_a_namespace), "TransformerBlock.forward")
+
+    def class_swapped(block, X, norm_first):  # 临时把对象的类换成库里的 TransformerBlock，再调用整个块
+        cls = block.__class__
+        block.__class__ = tf.TransformerBlock
+        block.__dict__["norm_first"] = norm_first
+        try:
+            return block(X)[0]
+        finally:
+            del block.__dict__["norm_first"]
+            block.__class__ = cls
+
+    _rejected(sec06.check_block_forward(class_swapped), "TransformerBlock.forward")
+    # 检查结束后，库里的 forward 原样恢复
+    assert tf.TransformerBlock.forward.__qualname__ == "TransformerBlock.forward"
+    assert sec06.check_block_forward(_block_forward).passed
+
+
+def test_cross_attention_rejects_unbound_helpers_and_the_library_forward_on_a_namespace():
+    import types
+
+    from seqlab import transformer as tf_module
+
+    def unbound_helpers(attn, Y, M):  # 从类上直接取 split_heads / merge_heads，中间用 PyTorch 的注意力
+        C = encdec.MultiHeadCrossAttention
+        Q, K, V = (C.split_heads(attn, f(x)) for f, x in ((attn.W_Q, Y), (attn.W_K, M), (attn.W_V, M)))
+        return attn.W_O(C.merge_heads(attn, nn.functional.scaled_dot_product_attention(Q, K, V)))
+
+    _rejected(sec06.check_cross_attention(unbound_helpers), "split_heads")
+
+    def parent_helpers(attn, Y, M):  # 从父类 MultiHeadSelfAttention 上取同样的两个方法
+        C = tf_module.MultiHeadSelfAttention
+        Q, K, V = (C.split_heads(attn, f(x)) for f, x in ((attn.W_Q, Y), (attn.W_K, M), (attn.W_V, M)))
+        return attn.W_O(C.merge_heads(attn, nn.functional.scaled_dot_product_attention(Q, K, V)))
+
+    _rejected(sec06.check_cross_attention(parent_helpers), "split_heads")
+
+    def on_a_namespace(attn, Y, M):
+        ns = types.SimpleNamespace(W_Q=attn.W_Q, W_K=attn.W_K, W_V=attn.W_V, W_O=attn.W_O, n_heads=attn.n_heads,
+                                   d_k=attn.d_k, d_model=attn.d_model)
+        ns.split_heads = lambda X: tf_module.MultiHeadSelfAttention.split_heads(ns, X)
+        ns.merge_heads = lambda H: tf_module.MultiHeadSelfAttention.merge_heads(ns, H)
+        return encdec.MultiHeadCrossAttention.forward(ns, Y, M)[0]
+
+    _rejected(sec06.check_cross_attention(on_a_namespace), "MultiHeadCrossAttention.forward")
+    assert sec06.check_cross_attention(_cross_attention).passed
+
+
+def test_the_grader_replays_the_namespace_forward_as_a_rejection(monkeypatch):
+    import types
+
+    monkeypatch.setenv("SEQLAB_STRICT_CHECKS", "0")
+
+    def on_a_namespace(block, X, norm_first):
+        ns = types.SimpleNamespace(attn=block.attn, ffn=block.ffn, norm1=block.norm1, norm2=block.norm2,
+                                   norm_first=norm_first)
+        return tf.TransformerBlock.forward(ns, X)[0]
+
+    direct, replayed = sec06.check_block_forward(on_a_namespace), _replayed(sec06.check_block_forward, on_a_namespace)
+    assert not direct.passed and not replayed.passed and replayed.message == direct.message
+
+
+def test_top_k_probs_checker_does_not_use_the_library_reference():  # 参考是检查自己写的：库里的函数坏了也照样判对
+    from seqlab import gpt
+
+    original = gpt.next_token_probs
+    try:
+        gpt.next_token_probs = lambda *args, **kwargs: (_ for _ in ()).throw(AssertionError("不该被调用"))
+        assert sec06.check_top_k_probs(_top_k_probs).passed
+    finally:
+        gpt.next_token_probs = original
+
+
+def test_block_params_rejects_layernorm_gamma_only():
+    _rejected(sec06.check_block_params(lambda d, f: _block_params(d, f) - 2 * d))
