@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -152,6 +153,9 @@ def test_operations_hidden_from_the_trace_are_counted_and_fail_the_check(monkeyp
     with exercises.TorchTrace() as trace:
         (x.exp() @ torch.ones(4)).sum().backward()  # 反向传播的底层运算属于记下的那次 backward
     assert trace.hidden == 0 and trace.count == 5
+    with exercises.TorchTrace() as trace:  # 从 NumPy 数组来的张量：只搬数据，不算绕开
+        torch.from_numpy(np.ones(3)).float() @ torch.Tensor(np.ones(3))
+    assert trace.hidden == 0
     with exercises.TorchTrace() as trace:
         with torch._C.DisableTorchFunction():
             torch.softmax(x, -1)

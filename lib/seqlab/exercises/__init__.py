@@ -203,14 +203,19 @@ class TorchTrace(torch.overrides.TorchFunctionMode):
 
 
 class _HiddenOps(TorchDispatchMode):
-    """分派层的每一个底层运算：不在任何一次记下的调用里面的，就算作绕开了记录。"""
+    """分派层的每一个底层运算：不在任何一次记下的调用里面的，就算作绕开了记录。
+
+    只搬数据、不做计算的几个例外：``torch.from_numpy``、``torch.Tensor(数组)`` 不经过记录，
+    它们在分派层只留下把数组“抬”成张量、复制成另一种 dtype 的运算。"""
+
+    DATA_ONLY = frozenset({"lift_fresh", "lift", "lift_fresh_copy", "_to_copy"})
 
     def __init__(self, trace: TorchTrace) -> None:
         super().__init__()
         self.trace = trace
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if self.trace._depth == 0:
+        if self.trace._depth == 0 and func.overloadpacket.__name__ not in self.DATA_ONLY:
             self.trace.hidden += 1
         return func(*args, **(kwargs or {}))
 
