@@ -71,11 +71,70 @@ def test_additive_rejects_the_library_and_leaving_torch():
 
 def test_additive_rejects_wrong_answers_and_a_loop_over_positions():
     _rejected(sec04.check_additive_scores(lambda s, H, W_s, W_h, v_a: torch.tanh(W_s @ s + H @ W_h.T).sum(-1)), "打分 e")
-    _rejected(sec04.check_additive_scores(lambda s, H, W_s, W_h, v_a: (W_s @ s + H @ W_h.T) @ v_a), "打分 e")  # 漏了 tanh
+    _rejected(sec04.check_additive_scores(lambda s, H, W_s, W_h, v_a: (W_s @ s + H @ W_h.T) @ v_a), "tanh")  # 漏了 tanh
     _rejected(sec04.check_additive_scores(lambda s, H, W_s, W_h, v_a: _additive(s, H, W_s, W_h, v_a)[:, None]), "形状")
     loop = lambda s, H, W_s, W_h, v_a: torch.stack([v_a @ torch.tanh(W_s @ s + W_h @ h) for h in H])  # noqa: E731
     _rejected(sec04.check_additive_scores(loop), "循环")
     assert sec04.check_additive_scores(_todo).unfinished and sec04.check_additive_scores(None).unfinished
+
+
+def test_additive_rejects_a_loop_over_chunks_of_positions():
+    """分块循环：每块内用矩阵运算，块数随 S 增长，S = 48 时运算次数仍少于 S；检查比较三种 S 下的次数。"""
+    for size in (6, 12, 24):
+        def chunked(s, H, W_s, W_h, v_a, size=size):
+            q = W_s @ s
+            return torch.cat([torch.tanh(q + Hc @ W_h.T) @ v_a for Hc in H.split(size)])
+
+        _rejected(sec04.check_additive_scores(chunked), "分成几块")
+    fixed_chunks = lambda s, H, W_s, W_h, v_a: torch.cat([_additive(s, Hc, W_s, W_h, v_a) for Hc in H.chunk(2)])  # noqa: E731
+    assert sec04.check_additive_scores(fixed_chunks).passed  # 固定分成两块：次数与 S 无关，不是关于 j 的循环
+
+
+def test_additive_rejects_changing_the_arguments_in_place():
+    """就地改动参数骗不了参照值（它事先算好、学生拿到的是副本），也改不了训练好的模型。"""
+    from seqlab import train
+
+    model = train.load("seq2seq_attention").model
+    before = model.attention.v_a.detach().clone()
+
+    def zero_va(s, H, W_s, W_h, v_a):  # 把 v_a 清零，返回全零：参照若在调用之后用同一个 v_a 算，也是全零
+        v_a.zero_()
+        return torch.tanh(W_s @ s + H @ W_h.T) @ v_a
+
+    _rejected(sec04.check_additive_scores(zero_va), "打分 e")
+
+    def zero_va_no_tanh(s, H, W_s, W_h, v_a):  # 检查报告里的原样写法：连 tanh 也没有
+        v_a.zero_()
+        return (H @ W_h.T).sum(-1) * 0.0
+
+    _rejected(sec04.check_additive_scores(zero_va_no_tanh))
+    assert torch.equal(model.attention.v_a.detach(), before)
+
+    def correct_but_scribbles(s, H, W_s, W_h, v_a):  # 先算对，再把参数清零：答案是对的
+        e = _additive(s, H, W_s, W_h, v_a)
+        W_s.zero_(), W_h.zero_(), v_a.zero_()
+        return e
+
+    assert sec04.check_additive_scores(correct_but_scribbles).passed
+    assert torch.equal(model.attention.v_a.detach(), before)
+
+
+def _without_modes(fn):
+    """把 fn 包在关掉分派模式与 torch function 的上下文里：进程内的记录看不见其中的运算。"""
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    def wrapped(*args):
+        with _disable_current_modes(), torch._C.DisableTorchFunction():
+            return fn(*args)
+
+    return wrapped
+
+
+def test_additive_partial_defence_against_disabled_dispatch_modes():
+    """有意关掉分派模式，记录就看不见里面的运算；粗防线：一次 tanh 也没看到就不算。"""
+    _rejected(sec04.check_additive_scores(_without_modes(_library)), "tanh")
+    loop = lambda s, H, W_s, W_h, v_a: torch.stack([v_a @ torch.tanh(W_s @ s + W_h @ h) for h in H])  # noqa: E731
+    _rejected(sec04.check_additive_scores(_without_modes(loop)), "tanh")
 
 
 # ---------------------------------------------------------------- 1.4.2 softmax 与 c_t
@@ -125,6 +184,42 @@ def test_context_rejects_overflow_wrong_weights_and_ready_made_softmax():
         lambda e, H: (F.softmin(-e, 0), F.softmin(-e, 0) @ H),
     ):
         _rejected(sec04.check_context(ready_made), "现成的 softmax")
+
+
+def test_context_rejects_cross_entropy_and_hidden_softmax():
+    """F.cross_entropy 在一次调用里先做 log_softmax：exp(-交叉熵) 就是 softmax 权重。"""
+    def by_cross_entropy(e, H):
+        S = e.shape[0]
+        alpha = torch.exp(-F.cross_entropy(e.expand(S, S), torch.arange(S), reduction="none"))
+        return alpha, alpha @ H
+
+    _rejected(sec04.check_context(by_cross_entropy), "cross_entropy")
+    # 关掉分派模式后调用 torch.softmax：记录看不见它；粗防线是一次 exp 也没看到就不算
+    hidden = _without_modes(lambda e: torch.softmax(e, -1))
+    _rejected(sec04.check_context(lambda e, H: (hidden(e), hidden(e) @ H)), "exp")
+
+
+def test_context_in_place_changes_neither_fool_nor_fail_the_check():
+    def zero_H(e, H):  # 把 H 清零：c 成了 0；参照若在调用之后用同一个 H 算，也是 0
+        alpha = _context(e, H)[0]
+        H.zero_()
+        return alpha, alpha @ H
+
+    _rejected(sec04.check_context(zero_H), "c")
+
+    def unweighted_mean(e, H):  # 把 H 每行改成平均行：任何权重都给出同一个 c；返回的是不加权的平均
+        alpha = _context(e, H)[0]
+        H.copy_(H.mean(0, keepdim=True).expand_as(H))
+        return alpha, H.mean(0)
+
+    _rejected(sec04.check_context(unweighted_mean), "c")
+
+    def in_place_softmax(e, H):  # 就地算出 softmax：数值是对的，应当通过
+        e.sub_(e.max()).exp_()
+        e.div_(e.sum())
+        return e, e @ H
+
+    assert sec04.check_context(in_place_softmax).passed
 
 
 def test_context_rejects_the_second_largest_shift_and_attention_as_softmax():
@@ -179,6 +274,12 @@ def test_uniform_rejects_wrong_weights_and_wrong_or_incomplete_statements():
     _rejected(sec04.check_uniform(_uniform, 2), "A—E")
     assert sec04.check_uniform(_uniform, None).unfinished
     assert sec04.check_uniform(_todo, None).unfinished
+
+
+def test_uniform_names_the_dtype():
+    """float64 的权重数值没错，但模型里没法和 float32 的 H 相乘：检查点名 dtype，而不是报一个运行时错误。"""
+    in_float64 = lambda e: torch.full(e.shape, 1 / e.shape[-1], dtype=torch.float64)  # noqa: E731
+    _rejected(sec04.check_uniform(in_float64, "BD"), "dtype", "full_like")
 
 
 # ---------------------------------------------------------------- 1.4.4 双线性打分与参数量
@@ -240,6 +341,21 @@ def test_bilinear_requires_the_derivation():
     assert result.unfinished and "cheaper_d_a" in result.message
 
 
+def test_bilinear_rejects_changing_the_arguments_in_place():
+    def zero_W(s, H, W_a):  # 把 W_a 清零，返回全零
+        W_a.zero_()
+        return H @ (W_a.T @ s)
+
+    _rejected(sec04.check_bilinear_scores(zero_W, _params, _cheaper), "双线性打分")
+
+    def correct_but_scribbles(s, H, W_a):
+        e = _bilinear(s, H, W_a)
+        s.zero_(), H.zero_(), W_a.zero_()
+        return e
+
+    assert sec04.check_bilinear_scores(correct_but_scribbles, _params, _cheaper).passed
+
+
 # ---------------------------------------------------------------- 评分：记录、重放，判定不变
 CASES = [
     (sec04.check_additive_scores, [_additive]),
@@ -256,6 +372,14 @@ CASES = [
     (sec04.check_bilinear_scores, [_bilinear, _params, _cheaper]),
     (sec04.check_bilinear_scores, [_bilinear, lambda d_s, d_hh, d_a: (d_s * d_hh, d_a * (d_s + d_hh)), _cheaper]),
     (sec04.check_bilinear_scores, [_bilinear, _params, lambda d_s, d_hh: d_s * d_hh // (d_s + d_hh + 1)]),
+    # 就地改动参数：评分时这些改动被记录、重放，判定仍与直接检查相同
+    (sec04.check_additive_scores, [lambda s, H, W_s, W_h, v_a: torch.tanh(W_s @ s + H @ W_h.T) @ v_a.zero_()]),
+    (sec04.check_context, [lambda e, H: (lambda a: (a, a @ H.zero_()))(_context(e, H)[0])]),
+    (sec04.check_context, [lambda e, H: (lambda a: (a, a @ H))(e.sub_(e.max()).exp_().div_(e.exp().sum() * 0 + e.sum()))]),
+    (sec04.check_bilinear_scores, [lambda s, H, W_a: H @ (W_a.zero_().T @ s), _params, _cheaper]),
+    (sec04.check_additive_scores, [lambda s, H, W_s, W_h, v_a: torch.cat([_additive(s, Hc, W_s, W_h, v_a) for Hc in H.split(6)])]),
+    (sec04.check_context, [lambda e, H: (lambda a: (a, a @ H))(torch.exp(-F.cross_entropy(e.expand(len(e), len(e)), torch.arange(len(e)), reduction="none")))]),
+    (sec04.check_uniform, [lambda e: torch.full(e.shape, 1 / e.shape[-1], dtype=torch.float64), "BD"]),
 ]
 
 

@@ -24,7 +24,13 @@ from seqlab.exercises import (
 # 练习 1.4.2 要求自己写 softmax：名字里带这些字样的运算都算“调用了现成的 softmax”（torch.softmax、F.softmax、
 # 张量的 .softmax、log_softmax、special_softmax、softmin、torch.ops.aten.softmax.int、aten._softmax……）。
 # 内含 softmax 的注意力函数（F.scaled_dot_product_attention、F.multi_head_attention_forward 及其 aten 版本）也算。
-SOFTMAX_WORDS = ("softmax", "softmin", "scaled_dot_product", "multi_head_attention")
+# F.cross_entropy 在一次调用里先做 log_softmax，exp(-交叉熵) 就是现成的 softmax 权重，也算。
+SOFTMAX_WORDS = ("softmax", "softmin", "scaled_dot_product", "multi_head_attention", "cross_entropy")
+# 练习 1.4.2 的 softmax 总得算指数：一次也没有调用下面这些运算，说明运算是在记录之外算的（例如关掉了 PyTorch 的分派模式）。
+# 这只是一道粗防线：进程内的记录防不住有意关掉分派模式的写法。
+EXP_WORDS = ("exp", "exp_", "exp2", "exp2_", "expm1", "pow", "pow_", "__pow__", "__rpow__", "float_power", "sigmoid")
+# 练习 1.4.1 的公式里有 tanh：同理，一次也没有调用 tanh（或能写出它的 sigmoid、exp），就是在记录之外算的。
+TANH_WORDS = ("tanh", "tanh_", "sigmoid", "exp", "expm1")
 # 练习 1.4.4 要求推导参数个数：建出模块或张量再数元素，就不是推导了。
 PARAM_BUILDING = ("empty", "zeros", "ones", "full", "rand", "randn", "uniform_", "normal_", "numel", "nelement")
 LOOP_S = 48  # 练习 1.4.1 检查“没有关于 j 的循环”时用的源句长度
@@ -93,8 +99,10 @@ def _library_marked():
 
 
 def _own_scores(additive_scores, s_prev, H, W_s, W_h, v_a):
-    """调用学生的 ``additive_scores``：不许调用库里的 AdditiveAttention，不许离开 PyTorch；返回 ``(e, trace)``。"""
-    H = H.clone().requires_grad_(True)  # 打分要能对 H 求导：训练时梯度要穿过它
+    """调用学生的 ``additive_scores``：不许调用库里的 AdditiveAttention，不许离开 PyTorch；返回 ``(e, trace)``。
+    交给学生的都是副本：参照值由调用方另行算好，学生就地改动参数（例如把 v_a 清零）也影响不到它，更改不了训练好的模型。"""
+    H = H.detach().clone().requires_grad_(True)  # 打分要能对 H 求导：训练时梯度要穿过它
+    s_prev, W_s, W_h, v_a = (x.detach().clone() for x in (s_prev, W_s, W_h, v_a))
     with _library_marked():
         out, trace = call_tracing_torch(additive_scores, s_prev, H, W_s, W_h, v_a)
     if trace.used("library_AdditiveAttention"):
@@ -104,6 +112,8 @@ def _own_scores(additive_scores, s_prev, H, W_s, W_h, v_a):
     if left:
         fail(f"你的函数把张量转成了 NumPy 数组或 Python 数字（{'、'.join(left)}）。"
              "这样算出的打分不能对输入求导，运算计数也看不见那里的循环；请全程用 PyTorch 的张量运算。")
+    if not trace.used(*TANH_WORDS):
+        fail("检查没有看到你的函数调用 tanh：公式 v_aᵀ tanh(W_s s_prev + W_h h_j) 里的 tanh 要用 PyTorch 的张量运算来算。")
     e = expect_tensor(out, "e")
     if e.grad_fn is None:
         fail("你返回的打分和输入 H 之间没有计算图（e.grad_fn 是 None）：也许是在 torch.no_grad() 里算的，"
@@ -122,27 +132,39 @@ def check_additive_scores(additive_scores):
     from seqlab import train
 
     hint = "提示：先算 W_s @ s_prev（一个向量）和 H @ W_h.T（每行是一个 W_h h_j），相加后取 tanh，再与 v_a 做内积。"
+    counts = {}  # 源句长度 → 你的函数调用的张量运算次数
     for seed, S in ((0, 7), (1, LOOP_S)):
         attn, s_prev, H = _random_attention(seed, S=S)
-        e, trace = _own_scores(additive_scores, s_prev, H, attn.W_s.data, attn.W_h.data, attn.v_a.data)
+        with torch.no_grad():  # 参照值在调用学生的函数之前算好
+            want = attn.scores(s_prev[None], H[None])[0]
+        e, trace = _own_scores(additive_scores, s_prev, H, attn.W_s, attn.W_h, attn.v_a)
         _shape(e, (S,), "e")
-        _close(e, attn.scores(s_prev[None], H[None])[0].detach(), "打分 e", hint)
-        loop_count = trace.count
+        _close(e, want, "打分 e", hint)
+        counts[S] = trace.count
         if S == LOOP_S and trace.count >= S:
             fail(
                 f"打分是对的，但 S = {S} 时你的函数调用了 {trace.count} 次张量运算——运算次数随 S 增长，"
                 "说明还在逐个源位置循环。题目要求用矩阵运算一次算出所有位置：H @ W_h.T 一次就给出每个 W_h h_j。"
             )
     model = train.load("seq2seq_attention").model
-    H = model.encoder(torch.tensor([task.encode_source(list(task.EXAMPLES[0]))]))[0].detach()
-    s_prev = torch.randn(model.attention.W_s.shape[1], generator=torch.Generator().manual_seed(2))
     a = model.attention
-    e, _ = _own_scores(additive_scores, s_prev, H, a.W_s.data, a.W_h.data, a.v_a.data)
+    with torch.no_grad():
+        H = model.encoder(torch.tensor([task.encode_source(list(task.EXAMPLES[0]))]))[0]
+        s_prev = torch.randn(a.W_s.shape[1], generator=torch.Generator().manual_seed(2))
+        want = a.scores(s_prev[None], H[None])[0]
+    e, trace = _own_scores(additive_scores, s_prev, H, a.W_s, a.W_h, a.v_a)
     _shape(e, (H.shape[0],), "e")
-    _close(e, a.scores(s_prev[None], H[None])[0].detach(), "训练好的模型上的打分 e", hint)
+    _close(e, want, "训练好的模型上的打分 e", hint)
+    counts[H.shape[0]] = trace.count
+    if len(set(counts.values())) > 1:
+        report = "，".join(f"S = {S} 时 {n} 次" for S, n in sorted(counts.items()))
+        fail(
+            f"打分是对的，但你的函数调用的张量运算次数随源句长度变化（{report}）——也许是把源位置分成几块再循环。"
+            "题目要求用矩阵运算一次算出所有位置：H @ W_h.T 一次就给出每个 W_h h_j。"
+        )
     return (
-        f"与库里的 AdditiveAttention.scores 一致（随机权重与训练好的权重都试过）；S = {LOOP_S} 时只用了 "
-        f"{loop_count} 次张量运算，与句子长短无关；没有调用库，也没有离开 PyTorch。"
+        f"与库里的 AdditiveAttention.scores 一致（两组随机权重与训练好的权重都试过）；S = {'、'.join(map(str, sorted(counts)))} "
+        f"时都只用了 {counts[LOOP_S]} 次张量运算，与句子长短无关；没有调用库，也没有离开 PyTorch。"
     )
 
 
@@ -169,13 +191,18 @@ def check_context(context):
         ("最大的打分遥遥领先", leader, leader),
     ]
     for what, scores, ref in cases:
-        out, trace = call_tracing_torch(context, scores, H)
+        # 参照值在调用之前算好；交给学生的是副本：就地改动 e 或 H（例如把 H 清零）既影响不到参照，也不会被误判
+        want_alpha = torch.softmax(ref, dim=-1)
+        want_c = want_alpha @ H
+        out, trace = call_tracing_torch(context, scores.clone(), H.clone())
         if not (isinstance(out, tuple) and len(out) == 2):
             fail("context 应返回一个二元组 (alpha, c)。")
         used = sorted({_op(n) for n in trace.calls if any(w in _op(n).lower() for w in SOFTMAX_WORDS)})
         if used:
-            fail(f"你的函数调用了现成的 softmax 或内含 softmax 的注意力函数（{'、'.join(used)}）。"
+            fail(f"你的函数调用了现成的 softmax、内含 softmax 的注意力函数或交叉熵（{'、'.join(used)}）。"
                  "这道题要你自己写：exp，再除以总和——以及怎样让它不溢出。")
+        if not trace.used(*EXP_WORDS):
+            fail("检查没有看到你的函数调用 exp：softmax 的分子是 exp(e_tj)，请用 PyTorch 的张量运算来算。")
         alpha, c = expect_tensor(out[0], "alpha"), expect_tensor(out[1], "c")
         _shape(alpha, (H.shape[0],), "alpha")
         _shape(c, (H.shape[1],), "c")
@@ -187,8 +214,8 @@ def check_context(context):
         expect(bool((alpha >= 0).all()), f"{what}：权重不能是负数。")
         total = alpha.sum().item()
         expect(abs(total - 1) < 1e-5, f"{what}：权重之和应为 1，你的是 {total:.6f}。")
-        _close(alpha, torch.softmax(ref, dim=-1), f"{what}：alpha", hint or "提示：α_tj = exp(e_tj) / Σ_r exp(e_tr)。")
-        _close(c, torch.softmax(ref, dim=-1) @ H, f"{what}：c", "提示：c 是 H 各行按 alpha 加权的和。")
+        _close(alpha, want_alpha, f"{what}：alpha", hint or "提示：α_tj = exp(e_tj) / Σ_r exp(e_tr)。")
+        _close(c, want_c, f"{what}：c", "提示：c 是 H 各行按 alpha 加权的和。")
     return "没有调用现成的 softmax；权重非负、和为 1，打分整体加上 ±1000、彼此相差上千、最大项遥遥领先都不溢出；c_t 正确。"
 
 
@@ -231,7 +258,7 @@ def check_uniform(uniform_weights, why):
     g = torch.Generator().manual_seed(4)
     for B, S in ((3, 5), (2, 9)):
         e = torch.randn(B, S, generator=g)
-        alpha = expect_tensor(call(uniform_weights, e), "alpha")
+        alpha = expect_tensor(call(uniform_weights, e.clone()), "alpha")  # 副本：参照 1/S 本就与 e 无关，这里只为两次调用互不影响
         _shape(alpha, (B, S), "alpha")
         _close(alpha, torch.full((B, S), 1 / S), f"均匀权重（B = {B}，S = {S}）", "提示：S 个位置，每个位置的权重都是 1/S。")
         alpha2 = expect_tensor(call(uniform_weights, e * 10 + 3), "alpha")
@@ -249,6 +276,8 @@ def check_uniform(uniform_weights, why):
     def checked_uniform(e):  # 装进模型的是这个：模型每一步给出的权重也都要是 1/S
         alpha = expect_tensor(call(uniform_weights, e), "alpha")
         _shape(alpha, tuple(e.shape), "模型里 alpha")
+        expect(alpha.dtype == e.dtype, f"模型里的打分 e 是 {e.dtype}，你返回的权重是 {alpha.dtype}，模型接下来没法用它和 H 相乘。"
+               "请返回与 e 相同的 dtype（例如用 torch.full_like）。")
         _close(alpha, torch.full(tuple(e.shape), 1 / e.shape[-1]), f"模型里的均匀权重（B = {e.shape[0]}，S = {e.shape[-1]}）",
                "提示：每一行都应该是 1/S，不论 batch 多大。")
         return alpha
@@ -301,10 +330,10 @@ def check_bilinear_scores(bilinear_scores, score_params, cheaper_d_a):
     for d_s, d_hh, S in ((4, 6, 9), (7, 3, 5)):
         s_prev, H = torch.randn(d_s, generator=g), torch.randn(S, d_hh, generator=g)
         W_a = torch.randn(d_s, d_hh, generator=g)
-        e = expect_tensor(call(bilinear_scores, s_prev, H, W_a), "e")
-        _shape(e, (S,), f"d_s = {d_s}、2·d_h = {d_hh} 时 e")
-        # 参照：PyTorch 的双线性函数 x1ᵀ A x2，与公式的写法无关
+        # 参照：PyTorch 的双线性函数 x1ᵀ A x2，与公式的写法无关；在调用之前算好，交给学生的是副本，就地改动参数也影响不到它
         want = nn.functional.bilinear(s_prev.expand(S, d_s), H, W_a[None])[:, 0]
+        e = expect_tensor(call(bilinear_scores, s_prev.clone(), H.clone(), W_a.clone()), "e")
+        _shape(e, (S,), f"d_s = {d_s}、2·d_h = {d_hh} 时 e")
         _close(e, want, "双线性打分 e", "提示：e_tj = s_{t-1}ᵀ W_a h_j；对所有 j 一起算，就是 H 的每一行与 s_prevᵀ W_a 做内积。")
 
     for d_s, d_hh, d_a in ((64, 128, 64), (5, 6, 4), (3, 10, 50), (100, 100, 5)):
