@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -127,7 +128,11 @@ def test_lookup_accepts_unusual_right_answers():
     def onehot_float64_by_comparison(E, ids):  # 用比较造 one-hot，在 float64 里乘
         return (ids[..., None] == torch.arange(E.shape[0])).double() @ E.double()
 
+    def onehot_built_in_numpy(E, ids):  # one-hot 在 NumPy 里造好，再转成张量相乘
+        return torch.from_numpy(np.eye(E.shape[0])[ids.numpy()]).to(E.dtype) @ E
+
     assert sec02.check_lookup(rows_by_index_select, onehot_by_eye_and_einsum).passed
+    assert sec02.check_lookup(_rows, onehot_built_in_numpy).passed
     assert sec02.check_lookup(_rows, onehot_float64_by_comparison).passed
     assert sec02.check_lookup(lambda E, ids: F.embedding(ids, E), onehot_by_broadcast_sum).passed
 

@@ -21,6 +21,7 @@ import html
 import math
 import os
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NoReturn
@@ -164,7 +165,8 @@ class TorchTrace(torch.overrides.TorchFunctionMode):
     只记最外层的调用（一个运算内部再调用的运算不重复计数）。名字是函数的限定名：``torch.softmax`` 记作
     ``softmax``，张量的方法记作 ``TensorBase.softmax`` 之类，``F.embedding`` 记作 ``embedding``。
     ``hidden`` 数的是绕开了这份记录的底层运算（例如在 ``torch._C.DisableTorchFunction()`` 里算的）：
-    它们在分派层（``TorchDispatchMode``）照样看得见，只是不属于任何一次记下的调用。
+    它们在分派层（``TorchDispatchMode``）照样看得见，只是不属于任何一次记下的调用；另开的线程也算
+    （记录只看得见本线程）。
     """
 
     def __init__(self, calls: dict[str, int] | None = None, hidden: int = 0):
@@ -183,6 +185,15 @@ class TorchTrace(torch.overrides.TorchFunctionMode):
             self._depth -= 1
 
     def __enter__(self):
+        # 记录只看得见本线程：另开的线程里算的东西一律算作绕开了记录
+        self._thread_start = threading.Thread.start
+        trace = self
+
+        def start(thread, *args, **kwargs):
+            trace.hidden += 1
+            return trace._thread_start(thread, *args, **kwargs)
+
+        threading.Thread.start = start
         self._watch.__enter__()
         return super().__enter__()
 
@@ -191,6 +202,7 @@ class TorchTrace(torch.overrides.TorchFunctionMode):
             return super().__exit__(*exc)
         finally:
             self._watch.__exit__(*exc)
+            threading.Thread.start = self._thread_start
 
     @property
     def count(self) -> int:
@@ -221,7 +233,7 @@ class _HiddenOps(TorchDispatchMode):
 
 
 HIDDEN_OPS_MESSAGE = ("检查需要看到你的函数调用了哪些张量运算，可是有些运算绕开了这份记录"
-                      "（例如写在 torch._C.DisableTorchFunction() 里）。请去掉这样的写法。")
+                      "（例如写在 torch._C.DisableTorchFunction() 里，或者放到另一个线程里算）。请去掉这样的写法。")
 
 
 def call_tracing_torch(fn, *args) -> tuple:
