@@ -79,7 +79,81 @@ def test_self_attention_rejects(answer):
     assert not _passes(sec05.check_self_attention, answer)
 
 
-@pytest.mark.parametrize("answer", [_attention_stable, _attention_logsumexp], ids=["max-shift", "logsumexp-einsum"])
+def _attention_hidden_softmax(X, W_Q, W_K, W_V):
+    """把现成的 softmax 藏进 DisableTorchFunction：运算记录看不见它，分派层看得见。"""
+    with torch._C.DisableTorchFunction():
+        Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+        return torch.softmax(Q @ K.T / math.sqrt(K.shape[-1]), -1) @ V
+
+
+def _attention_hidden_sdpa(X, W_Q, W_K, W_V):
+    with torch._C.DisableTorchFunction():
+        return F.scaled_dot_product_attention(X @ W_Q, X @ W_K, X @ W_V)
+
+
+def _attention_grad_of_logsumexp(X, W_Q, W_K, W_V):
+    """logsumexp 的梯度就是 softmax：借自动求导替自己写 softmax。"""
+    _, _, V, s = _scores(X, W_Q, W_K, W_V)
+    s = s.detach().requires_grad_()
+    (A,) = torch.autograd.grad(torch.logsumexp(s, -1).sum(), s)
+    return A @ V
+
+
+def _attention_backward_of_logsumexp(X, W_Q, W_K, W_V):
+    _, _, V, s = _scores(X, W_Q, W_K, W_V)
+    s = s.detach().requires_grad_()
+    torch.logsumexp(s, -1).sum().backward()
+    return s.grad @ V
+
+
+def _attention_shrinks_W_Q(X, W_Q, W_K, W_V):
+    """原地把传入的 W_Q 缩小 1000 倍，再用会溢出的朴素 exp：参照答案若在调用之后才由同一个 W_Q 算出，
+    大分数那一组就不再大，溢出也就测不出来。"""
+    W_Q.div_(1000)
+    return _attention_naive_exp(X, W_Q, W_K, W_V)
+
+
+def _attention_zeroes_X(X, W_Q, W_K, W_V):
+    """原地把 X 清零再返回全 0。"""
+    X.zero_()
+    return torch.zeros(X.shape[0], W_V.shape[1], dtype=X.dtype)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [_attention_hidden_softmax, _attention_hidden_sdpa, _attention_grad_of_logsumexp, _attention_backward_of_logsumexp,
+     _attention_shrinks_W_Q, _attention_zeroes_X],
+    ids=["hidden-softmax", "hidden-sdpa", "grad-of-logsumexp", "backward-of-logsumexp", "shrunk-W_Q", "zeroed-X"],
+)
+def test_self_attention_rejects_evasions(answer):
+    assert not _passes(sec05.check_self_attention, answer)
+
+
+def test_self_attention_names_autograd():
+    message = sec05.check_self_attention(_attention_grad_of_logsumexp).message
+    assert "自动求导" in message and "grad" in message
+
+
+def _attention_numpy(X, W_Q, W_K, W_V):
+    """不寻常但正确：整个计算在 NumPy 里做（softmax 同样减去每行最大值），最后用 torch.from_numpy 转回张量。"""
+    import numpy as np
+
+    x, wq, wk, wv = (t.numpy() for t in (X, W_Q, W_K, W_V))
+    q, k, v = x @ wq, x @ wk, x @ wv
+    s = q @ k.T / np.sqrt(k.shape[1])
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    return torch.from_numpy(e / e.sum(axis=1, keepdims=True) @ v)
+
+
+def _attention_float32(X, W_Q, W_K, W_V):
+    """不寻常但正确：先转成 float32 再算（误差仍在 1e-6 以内）。"""
+    return _attention_stable(X.float(), W_Q.float(), W_K.float(), W_V.float())
+
+
+@pytest.mark.parametrize(
+    "answer", [_attention_stable, _attention_logsumexp, _attention_numpy, _attention_float32],
+    ids=["max-shift", "logsumexp-einsum", "numpy", "float32"],
+)
 def test_self_attention_accepts(answer):
     assert _passes(sec05.check_self_attention, answer)
 
@@ -140,7 +214,36 @@ def test_first_length_over_rejects(answer):
     assert not _passes(sec05.check_first_length_over, answer)
 
 
-@pytest.mark.parametrize("answer", [_double_then_bisect, _triple_from_three], ids=["double", "triple"])
+def _hard_coded(measure, budget):
+    """测一次装样子，答案是事先知道的两个数：S 和 S − 1 都没有测过。"""
+    measure(1)
+    return {50_000: 120, 256 * 1024: 166}[budget]
+
+
+def _hard_coded_checked_once(measure, budget):
+    """事先知道答案，只确认它超出了预算：S − 1 没有测过，不能断定 S 是第一个。"""
+    answer = {50_000: 120, 256 * 1024: 166}[budget]
+    measure(answer)
+    return answer
+
+
+def test_first_length_over_rejects_a_known_answer():
+    sec05.attention_peak.cache_clear()
+    for answer in (_hard_coded, _hard_coded_checked_once):
+        result = sec05.check_first_length_over(answer)
+        assert not result.passed and "没有测过" in result.message
+
+
+def _double_then_bisect_numpy(measure, budget):
+    """不寻常但正确：返回 NumPy 的整数。"""
+    import numpy as np
+
+    return np.int64(_double_then_bisect(measure, budget))
+
+
+@pytest.mark.parametrize(
+    "answer", [_double_then_bisect, _triple_from_three, _double_then_bisect_numpy], ids=["double", "triple", "numpy-int"]
+)
 def test_first_length_over_accepts(answer):
     assert _passes(sec05.check_first_length_over, answer)
 
@@ -332,7 +435,113 @@ def test_linear_scan_rejects(answer):
     assert not _passes(sec05.check_linear_scan, answer)
 
 
-@pytest.mark.parametrize("answer", [_scan, _scan_in_place, _scan_padded], ids=["cat", "in-place", "padded"])
+def _broadcast_closed_form(a, b):
+    """每一轮都用闭式：广播出 P[t, s] = exp(Σ_{s<k≤t} log a_k)，再沿 s 求和；没有 cumsum、矩阵乘法或 tril。"""
+    S = a.shape[0]
+    idx = torch.arange(S)
+    lag = idx[:, None] - idx[None, :]
+    between = ((idx[None, None, :] > idx[None, :, None]) & (idx[None, None, :] <= idx[:, None, None])).to(a.dtype)
+    P = torch.exp((between[..., None] * torch.log(a)[None, None]).sum(2))
+    history, k = [b.clone()], 1
+    while k < S:
+        window = ((lag >= 0) & (lag < 2 * k)).to(a.dtype)
+        history.append((P * window[..., None] * b[None]).sum(1))
+        k *= 2
+    return history
+
+
+def _linear_closed_form(a, b):
+    """同样的闭式，累积的对数和改用 F.linear 算。"""
+    S = a.shape[0]
+    idx = torch.arange(S)
+    lag = idx[:, None] - idx[None, :]
+    between = ((idx[None, None, :] > idx[None, :, None]) & (idx[None, None, :] <= idx[:, None, None])).to(a.dtype)
+    P = torch.exp(F.linear(between, torch.log(a).T))
+    history, k = [b.clone()], 1
+    while k < S:
+        window = ((lag >= 0) & (lag < 2 * k)).to(a.dtype)
+        history.append((P * window[..., None] * b[None]).sum(1))
+        k *= 2
+    return history
+
+
+def _hidden_loop(a, b):
+    """关于 t 的循环藏进 DisableTorchFunction：运算次数记成 0，分派层却看得见。"""
+    with torch._C.DisableTorchFunction():
+        S, history, k = a.shape[0], [b.clone()], 1
+        while k < S:
+            new_b, new_a = b.clone(), a.clone()
+            for t in range(k, S):
+                new_b[t] = a[t] * b[t - k] + b[t]
+                new_a[t] = a[t] * a[t - k]
+            a, b = new_a, new_b
+            history.append(b)
+            k *= 2
+        return history
+
+
+def _scan_zeroes_its_inputs(a, b):
+    """把传入的 a、b 原地清零，再报告全 0 的各轮：参照答案若由同一对张量算出，也会是全 0。
+    （这道题允许原地修改，所以检查传进来的是副本。）"""
+    a.zero_()
+    b.zero_()
+    return [b.clone() for _ in range((a.shape[0] - 1).bit_length() + 1)]
+
+
+@pytest.mark.parametrize(
+    "answer", [_broadcast_closed_form, _linear_closed_form, _hidden_loop, _scan_zeroes_its_inputs],
+    ids=["broadcast-sum", "F.linear", "hidden-loop", "zeroed-inputs"],
+)
+def test_linear_scan_rejects_evasions(answer):
+    assert not _passes(sec05.check_linear_scan, answer)
+
+
+def test_linear_scan_names_the_operations_outside_the_list():
+    message = sec05.check_linear_scan(_broadcast_closed_form).message
+    assert all(name in message for name in ("exp", "log", "sum"))
+
+
+def _scan_roll(a, b):
+    """不寻常但正确：torch.roll 整体平移，再用比较得到的掩码挡掉绕回来的前 k 行。"""
+    history, k = [b], 1
+    S = a.shape[0]
+    while k < S:
+        m = (torch.arange(S) >= k)[:, None].to(b.dtype)
+        b = b + m * a * torch.roll(b, k, 0)
+        a = a * (1 - m) + m * a * torch.roll(a, k, 0)
+        history.append(b)
+        k *= 2
+    return history
+
+
+def _scan_verbose(a, b):
+    """不寻常但正确：size()、新建副本再下标赋值、每轮存副本。"""
+    S, history, k = a.size(0), [b.clone()], 1
+    while k < S:
+        new_b, new_a = b.clone(), a.clone()
+        new_b[k:] = a[k:] * b[:-k] + b[k:]
+        new_a[k:] = a[k:] * a[:-k]
+        b, a = new_b, new_a
+        history.append(b.clone())
+        k *= 2
+    return history
+
+
+def _scan_pad(a, b):
+    """不寻常但正确：F.pad 在前面补上恒等变换（a = 1，b = 0）。"""
+    history, k = [b], 1
+    while k < a.shape[0]:
+        b = a * F.pad(b[:-k], (0, 0, k, 0)) + b
+        a = a * F.pad(a[:-k], (0, 0, k, 0), value=1.0)
+        history.append(b)
+        k *= 2
+    return history
+
+
+@pytest.mark.parametrize(
+    "answer", [_scan, _scan_in_place, _scan_padded, _scan_roll, _scan_verbose, _scan_pad],
+    ids=["cat", "in-place", "padded", "roll", "verbose", "F.pad"],
+)
 def test_linear_scan_accepts(answer):
     assert _passes(sec05.check_linear_scan, answer)
 
@@ -358,8 +567,14 @@ def test_the_window_reference_agrees_with_the_loop_and_the_scan():
         (sec05.check_linear_scan, _scan_alias),
         (sec05.check_linear_scan, _closed_form),
         (sec05.check_mask_future, _mask_in_place),
+        (sec05.check_self_attention, _attention_hidden_softmax),
+        (sec05.check_self_attention, _attention_grad_of_logsumexp),
+        (sec05.check_self_attention, _attention_numpy),
+        (sec05.check_linear_scan, _broadcast_closed_form),
+        (sec05.check_linear_scan, _hidden_loop),
     ],
-    ids=["attention-ok", "attention-fused", "scan-in-place", "scan-alias", "scan-closed", "mask-in-place"],
+    ids=["attention-ok", "attention-fused", "scan-in-place", "scan-alias", "scan-closed", "mask-in-place",
+         "attention-hidden", "attention-autograd", "attention-numpy", "scan-broadcast-sum", "scan-hidden-loop"],
 )
 def test_replayed_verdict_equals_the_direct_check(check, answer):
     direct = check(answer)

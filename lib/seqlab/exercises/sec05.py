@@ -16,6 +16,8 @@ from seqlab.measure import peak_memory_bytes
 # 包括 softmin、log_softmax、torch._softmax、aten::_softmax 与 PyTorch 的各种注意力内核。
 # seqlab.attention 里的函数也调用 torch.softmax，所以用库来答题同样会被认出来。
 READY_MADE = ("softmax", "softmin", "attention")
+# 借自动求导得到 softmax（logsumexp 的梯度就是 softmax）同样不算自己写：按名字的一整段匹配。
+AUTOGRAD = ("grad", "backward", "vjp", "jvp", "jacrev", "jacfwd")
 
 
 def _ready_made(calls) -> list[str]:
@@ -39,16 +41,23 @@ def check_self_attention(self_attention):
         X = torch.randn(S, d, generator=g, dtype=torch.float64)
         W_Q, W_K, W_V = (torch.randn(d, n, generator=g, dtype=torch.float64) for n in (d_k, d_k, d_v))
         W_Q = W_Q * scale
-        got, trace = call_tracing_torch(self_attention, X, W_Q, W_K, W_V)
+        # 参照答案在调用学生函数之前算好，学生拿到的是副本：原地改动（例如清零）传入的张量骗不过检查
+        Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+        want, weights = attention.scaled_dot_product_attention(Q, K, V)
+        got, trace = call_tracing_torch(self_attention, X.clone(), W_Q.clone(), W_K.clone(), W_V.clone())
         ready = _ready_made(trace.calls)
         if ready:
             fail(
                 f"你的函数调用了现成的 {'、'.join(ready)}。这道题要自己写出按行 softmax："
                 "先减去每行的最大值，再求 exp，再除以这一行的和（seqlab.attention 里的函数也调用了 torch.softmax）。"
             )
+        autograd = trace.used(*AUTOGRAD)
+        if autograd:
+            fail(
+                "你的函数用了自动求导（" + "、".join(autograd) + "）。logsumexp 的梯度恰好就是 softmax，"
+                "可这等于借 PyTorch 替你写了 softmax。请直接写出按行 softmax：减去每行最大值、求 exp、除以这一行的和。"
+            )
         got = expect_tensor(got, "返回值")
-        Q, K, V = X @ W_Q, X @ W_K, X @ W_V
-        want, weights = attention.scaled_dot_product_attention(Q, K, V)
         if got.shape == weights.shape and got.shape != want.shape:
             fail(
                 f"你返回的形状是 {tuple(got.shape)}，像是权重矩阵；题目要的是输出 softmax(QKᵀ/√d_k) V，形状 {tuple(want.shape)}。"
@@ -146,8 +155,9 @@ def check_first_length_over(first_length_over):
     ]:
         counted = _CountingMeasure(measure)
         got = call(first_length_over, counted, budget)
-        if not isinstance(got, int) or isinstance(got, bool):
+        if isinstance(got, bool) or not isinstance(got, int) and not hasattr(got, "__index__"):
             fail(f"应返回一个整数长度，你返回的是 {type(got).__name__}：{got!r}。")
+        got = int(got)  # NumPy 的整数也行
         expect(got >= 1, f"长度至少是 1，你返回的是 {got}。")
         expect(counted.asked, f"在{what}上你一次也没有调用 measure：答案要来自测量。")
         over, under = measure(got), measure(got - 1) if got > 1 else 0
@@ -158,6 +168,13 @@ def check_first_length_over(first_length_over):
         expect(
             under <= budget,
             f"在{what}上，S = {got - 1} 时测得 {under:,} 字节，已经超出预算 {budget:,}：你要找的是**第一个**超出的长度。",
+        )
+        # 答案对了还不够：要说 S 是第一个超出的，就得亲眼看到 S 超出、S − 1 没超出
+        unseen = [S for S in (got, got - 1) if S >= 1 and S not in counted.asked]
+        expect(
+            not unseen,
+            f"在{what}上你返回了 S = {got}，可是没有测过 S = {'、'.join(map(str, unseen))}。"
+            "要断定它是第一个超出预算的长度，S 本身和 S − 1 都必须测过：答案要来自测量，而不是事先知道的数。",
         )
     formula = 2 * got * got * 4
     return (
@@ -241,12 +258,32 @@ def _window_scans(lam: torch.Tensor, u: torch.Tensor, rounds: int) -> list[torch
     return out
 
 
-# 1.5.4 里不许用的运算：它们能绕开倍增，直接写出闭式解（累积和/积，或者一个下三角矩阵乘上去）。
-CLOSED_FORM = (
-    "cumsum", "cumprod", "logcumsumexp", "cummax", "cummin", "matmul", "__matmul__", "mm", "bmm", "mv",
-    "einsum", "tensordot", "tril", "triu", "linalg_solve_triangular", "triangular_solve", "matrix_power",
-    "matrix_exp", "addmm", "baddbmm", "conv1d",
-)
+# 1.5.4 里允许的运算：逐元素的乘、加（减）与比较，切片、拼接、平移，新建、复制张量，以及查看形状、类型。
+# 用的是“允许清单”而不是“禁止清单”：求和、累积和 / 积、exp / log、矩阵乘法之类都不在清单上，
+# 它们能绕开倍增，直接写出闭式解（比如广播出 (S, S, d) 的系数再沿一维求和）。
+SCAN_ALLOWED = frozenset({
+    # 逐元素的算术与比较
+    "mul", "mul_", "multiply", "__mul__", "__rmul__", "__imul__", "add", "add_", "__add__", "__radd__", "__iadd__",
+    "sub", "sub_", "subtract", "__sub__", "__rsub__", "__isub__", "neg", "__neg__", "addcmul", "addcmul_", "where",
+    "ge", "gt", "le", "lt", "eq", "ne", "__ge__", "__gt__", "__le__", "__lt__", "__eq__", "__ne__",
+    "__and__", "__or__", "__invert__", "logical_and", "logical_or", "logical_not", "masked_fill", "masked_fill_",
+    # 切片、拼接、平移与形状
+    "__getitem__", "__setitem__", "cat", "concat", "concatenate", "stack", "vstack", "roll", "pad", "narrow",
+    "select", "split", "chunk", "unbind", "view", "reshape", "unsqueeze", "squeeze", "expand", "expand_as",
+    "view_as", "reshape_as", "contiguous",
+    # 新建与复制
+    "zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "new_zeros", "new_ones",
+    "new_full", "new_empty", "arange", "tensor", "as_tensor", "clone", "detach", "copy_", "fill_", "zero_",
+    # 类型与形状信息
+    "to", "double", "float", "type_as", "bool", "size", "dim", "numel", "__len__", "__iter__", "__index__",
+    "__bool__", "__int__", "__float__", "item", "tolist", "__get__", "__repr__", "__format__",
+})
+
+
+def _scan_op(name: str) -> str:
+    """运算记录里的名字只留运算本身：``TensorBase.mul`` → ``mul``，``aten::cumsum.default`` → ``cumsum``。"""
+    parts = re.split(r"\.|::", name)
+    return parts[parts.index("aten") + 1] if "aten" in parts[:-1] else parts[-1]
 
 
 def _rounds(S: int) -> int:
@@ -268,11 +305,12 @@ def check_linear_scan(linear_scan):
         lam = torch.rand(S, d, generator=g, dtype=torch.float64) * 1.2
         u = torch.randn(S, d, generator=g, dtype=torch.float64)
         history, trace = call_tracing_torch(linear_scan, lam.clone(), u.clone())
-        closed = sorted({part for n in trace.used(*CLOSED_FORM) for part in re.split(r"\.|::", n) if part in CLOSED_FORM})
-        if closed:
+        other = sorted({_scan_op(n) for n in trace.calls} - SCAN_ALLOWED)
+        if other:
             fail(
-                f"你的函数调用了 {'、'.join(closed)}。这道题只许用逐元素的乘、加和切片、拼接："
-                "累积和、累积积或一个下三角矩阵乘上去，都能一步写出闭式解，却不是倍增扫描。"
+                f"你的函数调用了 {'、'.join(other)}。这道题每一轮只许用逐元素的乘、加（减）与比较，"
+                "以及切片、拼接、平移（torch.roll、F.pad）和新建、复制张量：求和、累积和 / 积、exp / log 或矩阵乘法"
+                "都能绕开倍增、一步写出闭式解，却不是倍增扫描。"
             )
         if isinstance(history, tuple):
             history = list(history)
