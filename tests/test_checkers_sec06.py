@@ -108,7 +108,16 @@ def test_block_forward_rejects_the_library_forward_called_another_way():
         twin.load_state_dict(block.state_dict(), strict=False)
         return twin(X)[0]
 
-    _rejected(sec06.check_block_forward(fresh_block_with_copied_weights), "新建了带参数的层")
+    # 新块的 forward 就是库里的 TransformerBlock.forward：它在学生的函数运行期间拿不到结果
+    _rejected(sec06.check_block_forward(fresh_block_with_copied_weights), "TransformerBlock.forward")
+
+    def torch_layer_with_copied_weights(block, X, norm_first):  # 新建 PyTorch 的编码器层再调用
+        d = X.shape[-1]
+        layer = nn.TransformerEncoderLayer(d, block.attn.n_heads, block.ffn.W_1.out_features, dropout=0.0,
+                                           batch_first=True, norm_first=norm_first).eval()
+        return layer(X)
+
+    _rejected(sec06.check_block_forward(torch_layer_with_copied_weights), "新建了带参数的层")
 
 
 # ---------------------------------------------------------------- 1.6.3 有 KV cache 时一步解码的浮点运算数
@@ -415,3 +424,161 @@ def test_top_k_probs_checker_does_not_use_the_library_reference():  # 参考是�
 
 def test_block_params_rejects_layernorm_gamma_only():
     _rejected(sec06.check_block_params(lambda d, f: _block_params(d, f) - 2 * d))
+
+
+# ---------------------------------------------------------------- 计数器在学生手里：入口本身就不交出结果
+def _reset_after_the_whole_block(block, X, norm_first):  # 调用整个块，再把计数清零
+    block.norm_first = norm_first
+    out = block(X)[0]
+    block.forward_calls.zero_()
+    return out
+
+
+def _reset_after_the_module(attn, Y, M):
+    out = attn(Y, M)[0]
+    attn.forward_calls.zero_()
+    return out
+
+
+def _buffer_replaced(block, X, norm_first):  # 整个换掉缓冲区，而不是原地清零
+    block.norm_first = norm_first
+    out = block(X)[0]
+    block.forward_calls = torch.zeros((), dtype=torch.long)
+    return out
+
+
+def _via_wrapped(block, X, norm_first):  # 从（检查换上的）forward 的 __wrapped__ 取回原函数，借一个命名空间当 self
+    import types
+
+    fwd = tf.TransformerBlock.forward
+    fwd = getattr(fwd, "__wrapped__", fwd)
+    ns = types.SimpleNamespace(attn=block.attn, ffn=block.ffn, norm1=block.norm1, norm2=block.norm2,
+                               norm_first=norm_first)
+    return fwd(ns, X)[0]
+
+
+def _via_inspect_unwrap(block, X, norm_first):
+    import inspect
+    import types
+
+    ns = types.SimpleNamespace(attn=block.attn, ffn=block.ffn, norm1=block.norm1, norm2=block.norm2,
+                               norm_first=norm_first)
+    return inspect.unwrap(tf.TransformerBlock.forward)(ns, X)[0]
+
+
+def _cross_via_wrapped(attn, Y, M, unwrap=lambda f: getattr(f, "__wrapped__", f)):
+    import types
+
+    C, S = encdec.MultiHeadCrossAttention, tf.MultiHeadSelfAttention
+    ns = types.SimpleNamespace(W_Q=attn.W_Q, W_K=attn.W_K, W_V=attn.W_V, W_O=attn.W_O, n_heads=attn.n_heads,
+                               d_k=attn.d_k, d_model=attn.d_model)
+    ns.split_heads = lambda X: unwrap(S.split_heads)(ns, X)
+    ns.merge_heads = lambda H: unwrap(S.merge_heads)(ns, H)
+    return unwrap(C.forward)(ns, Y, M)[0]
+
+
+def _cross_via_inspect_unwrap(attn, Y, M):
+    import inspect
+
+    return _cross_via_wrapped(attn, Y, M, unwrap=inspect.unwrap)
+
+
+_WHOLE_BLOCK_ATTACKS = [_reset_after_the_whole_block, _buffer_replaced, _via_wrapped, _via_inspect_unwrap]
+_CROSS_ATTACKS = [_reset_after_the_module, _cross_via_wrapped, _cross_via_inspect_unwrap]
+
+
+def test_resetting_the_counter_or_unwrapping_the_library_forward_is_rejected_directly_and_replayed(monkeypatch):
+    monkeypatch.setenv("SEQLAB_STRICT_CHECKS", "0")
+    for check, answers, named in [(sec06.check_block_forward, _WHOLE_BLOCK_ATTACKS, "block(X)"),
+                                  (sec06.check_cross_attention, _CROSS_ATTACKS, "attn(Y, M)")]:
+        for answer in answers:
+            direct, replayed = check(answer), _replayed(check, answer)
+            _rejected(direct, named)
+            assert not replayed.passed and replayed.message == direct.message, answer.__name__
+
+
+def test_forbidden_entries_give_no_result_and_do_not_expose_the_original():
+    seen = {}
+
+    def probe(block, X, norm_first):  # 接住异常、把计数清零：入口仍然没有交出结果
+        for name, attempt in [("block", lambda: block(X)), ("forward", lambda: tf.TransformerBlock.forward(block, X)),
+                              ("norm_first", lambda: block.norm_first), ("deepcopy", lambda: copy.deepcopy(block))]:
+            try:
+                seen[name] = attempt()
+            except RuntimeError:
+                seen[name] = "raised"
+        fwd = tf.TransformerBlock.forward
+        seen["wrapped"] = hasattr(fwd, "__wrapped__")
+        seen["closure"] = [type(c.cell_contents).__name__ for c in fwd.__closure__ or ()]
+        seen["defaults"] = (fwd.__defaults__, fwd.__kwdefaults__)
+        block.forward_calls.zero_()
+        return _block_forward(block, X, norm_first)
+
+    sec06.check_block_forward(probe)
+    assert seen["block"] == seen["forward"] == seen["norm_first"] == seen["deepcopy"] == "raised"
+    assert not seen["wrapped"] and "function" not in seen["closure"] and seen["defaults"] == (None, None)
+    # 检查结束后，库里的方法原样恢复，检查之外照常可用
+    assert tf.TransformerBlock.forward.__qualname__ == "TransformerBlock.forward"
+    block = tf.TransformerBlock(8, 2, 16)
+    assert block(torch.zeros(1, 3, 8))[0].shape == (1, 3, 8)
+
+
+def test_catching_the_blocked_call_gives_the_same_verdict_directly_and_replayed(monkeypatch):
+    monkeypatch.setenv("SEQLAB_STRICT_CHECKS", "0")
+
+    def try_then_by_hand(block, X, norm_first):  # 先试整个块，失败了再亲手算：试过就算用了
+        try:
+            block.norm_first = norm_first
+            return block(X)[0]
+        except RuntimeError:
+            return _block_forward(block, X, norm_first)
+
+    def try_reset_then_by_hand(block, X, norm_first):  # 同上，但把计数清零：结果只能是亲手算的
+        try:
+            return block(X)[0]
+        except RuntimeError:
+            block.forward_calls.zero_()
+            return _block_forward(block, X, norm_first)
+
+    direct, replayed = sec06.check_block_forward(try_then_by_hand), _replayed(sec06.check_block_forward, try_then_by_hand)
+    _rejected(direct, "block(X)")
+    assert not replayed.passed and replayed.message == direct.message
+    direct, replayed = (sec06.check_block_forward(try_reset_then_by_hand),
+                        _replayed(sec06.check_block_forward, try_reset_then_by_hand))
+    assert direct.passed == replayed.passed and direct.message == replayed.message
+
+
+# ---------------------------------------------------------------- 原地修改输入的正确答案照样判对
+def _inplace_post(block, X, norm_first):  # post-norm 用 X += ...（no_grad 下合法的常见写法）
+    if norm_first:
+        X = X + block.attn(block.norm1(X))[0]
+        return X + block.ffn(block.norm2(X))
+    X += block.attn(X)[0]
+    X = block.norm1(X)
+    return block.norm2(X + block.ffn(X))
+
+
+def test_block_forward_accepts_an_answer_that_updates_X_in_place(monkeypatch):
+    monkeypatch.setenv("SEQLAB_STRICT_CHECKS", "0")
+    assert sec06.check_block_forward(_inplace_post).passed
+    assert _replayed(sec06.check_block_forward, _inplace_post).passed
+
+
+# ---------------------------------------------------------------- 除以 √d_model 会被点名
+def test_cross_attention_names_scaling_by_sqrt_d_model(monkeypatch):
+    monkeypatch.setenv("SEQLAB_STRICT_CHECKS", "0")
+
+    def by_sqrt_d_model(attn, Y, M):
+        B, T, d = Y.shape
+        n_h = attn.n_heads
+
+        def heads(X):
+            return X.view(B, X.shape[1], n_h, d // n_h).transpose(1, 2)
+
+        Q, K, V = heads(attn.W_Q(Y)), heads(attn.W_K(M)), heads(attn.W_V(M))
+        alpha = torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(d), dim=-1)
+        return attn.W_O((alpha @ V).transpose(1, 2).reshape(B, T, d))
+
+    direct = sec06.check_cross_attention(by_sqrt_d_model)
+    _rejected(direct, "√d_model")
+    assert _replayed(sec06.check_cross_attention, by_sqrt_d_model).message == direct.message

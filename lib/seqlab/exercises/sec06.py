@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import functools
 from collections.abc import Iterator
 
 import torch
@@ -13,6 +12,7 @@ from torch import nn
 from seqlab import measure
 from seqlab import transformer as tf
 from seqlab.exercises import (
+    CheckFailed,
     call,
     call_tracing_torch,
     checker,
@@ -39,14 +39,41 @@ def _integer(value, what: str) -> int:
     return int(number)
 
 
-class _CallCounter(nn.Module):
-    """混入检查用的模块：题目不许用的入口每被用到一次，缓冲区 ``forward_calls`` 加 1。
+class _Blocked(RuntimeError):
+    """学生的函数用到了题目不许用的入口：它拿不到结果，只会得到这个异常。"""
 
-    计的有：调用整个模块（``forward``），库里那份 ``forward`` 才会用到的东西（子类用 ``_trap`` 挂上，例如
-    ``block.norm_first``、``attn.split_heads``——直接写 ``TransformerBlock.forward(block, X)`` 绕过 ``block(X)``
-    时也会用到它们），以及把整个模块深拷贝一份（拷贝上的调用计不到这里）。
-    缓冲区是模块状态的一部分，评分时会随参数的原地修改一起记录、重放，所以检查能看出学生是不是
-    用了整个模块，而不是只用题目允许的部件。
+    def __init__(self) -> None:
+        super().__init__("题目不许用这个入口，请只用题目给的部件。")
+
+
+# 学生的函数运行期间为真：这时题目不许用的入口一律先计数、再抛出 _Blocked，而不是照常算出结果。
+# 计数器在学生手里（它可以把计数清零），所以单靠计数不够：入口本身就不交出结果。
+_blocking = False
+
+
+def _bump(module: nn.Module) -> None:
+    """给模块当前的 ``forward_calls`` 缓冲区加 1（学生把它换成了别的东西时不计：评分时的重放也看不到它）。"""
+    counter = module._buffers.get("forward_calls")
+    if isinstance(counter, torch.Tensor) and counter.numel() == 1:
+        with torch.no_grad():
+            counter += 1
+
+
+def _calls(module: nn.Module) -> int:
+    """模块当前的 ``forward_calls``；读法与 ``_bump`` 相同，直接调用与评分时的重放读到的是同一个数。"""
+    counter = module._buffers.get("forward_calls")
+    return int(counter) if isinstance(counter, torch.Tensor) and counter.numel() == 1 else 0
+
+
+class _CallCounter(nn.Module):
+    """混入检查用的模块：学生的函数运行期间，题目不许用的入口每被用到一次，缓冲区 ``forward_calls`` 加 1，
+    然后抛出 ``_Blocked``——用到它的人拿不到结果。
+
+    这些入口是：调用整个模块（``forward``），库里那份 ``forward`` 才会用到的东西（子类用 ``_trap`` 挂上，例如
+    ``block.norm_first``、``attn.split_heads``——事先存好 ``TransformerBlock.forward``、再用在 ``block`` 上时也会用到它们），
+    以及把整个模块深拷贝一份。缓冲区是模块状态的一部分，评分时随参数的原地修改一起记录、重放，
+    检查靠它选说明：学生的函数报错或返回时计数不是 0，就点名它用了不许用的入口；
+    学生即使接住异常、把计数清零，也拿不到这些入口的结果，答案只能自己算出来。
     """
 
     forward_calls: torch.Tensor
@@ -55,19 +82,18 @@ class _CallCounter(nn.Module):
         super().__init__(*args, **kwargs)
         self.register_buffer("forward_calls", torch.zeros((), dtype=torch.long))
 
-    def _start_counting(self) -> None:
-        self.forward_calls.zero_()
-
-    def _count(self) -> None:
-        if "forward_calls" in self._buffers:  # 构造函数里设置属性时，缓冲区还没有建好
-            self.forward_calls += 1
+    def _block(self) -> None:
+        """学生的函数运行期间：计数，再抛出 ``_Blocked``；其余时候（检查自己算参考时）什么也不做。"""
+        if _blocking:
+            _bump(self)
+            raise _Blocked
 
     def forward(self, *args, **kwargs):
-        self._count()
+        self._block()
         return super().forward(*args, **kwargs)
 
     def __deepcopy__(self, memo):
-        self._count()
+        self._block()
         clone = self.__class__.__new__(self.__class__)
         memo[id(self)] = clone
         clone.__dict__.update(copy.deepcopy(self.__dict__, memo))
@@ -75,10 +101,10 @@ class _CallCounter(nn.Module):
 
 
 def _trap(name: str):
-    """一个计数的方法：先给 ``forward_calls`` 加 1，再照常调用父类的同名方法。"""
+    """一个设了关卡的方法：学生的函数运行期间计数并抛出 ``_Blocked``，其余时候照常调用父类的同名方法。"""
 
     def method(self, *args, **kwargs):
-        self._count()
+        self._block()
         return getattr(super(type(self), self), name)(*args, **kwargs)
 
     return method
@@ -89,7 +115,7 @@ class _CountedBlock(_CallCounter, tf.TransformerBlock):
 
     @property
     def norm_first(self) -> bool:
-        self._count()
+        self._block()
         return self._norm_first
 
     @norm_first.setter
@@ -98,31 +124,54 @@ class _CountedBlock(_CallCounter, tf.TransformerBlock):
 
 
 @contextlib.contextmanager
-def _library_calls_counted(counter: torch.Tensor, owner: type, names: tuple[str, ...]) -> Iterator[None]:
-    """学生的函数运行期间，把库里这几个方法（在定义它们的那个类上）换成先给 ``counter`` 加 1 的版本。
+def _library_calls_blocked(module: nn.Module, owner: type, names: tuple[str, ...]) -> Iterator[None]:
+    """学生的函数运行期间，把库里这几个方法（在定义它们的那个类上）换成“给 ``module`` 的计数加 1、再抛出 ``_Blocked``”的版本，
+    同时打开 ``_CallCounter`` 的关卡。
 
     这样不管学生怎样用到它们——绑定在对象上调用、从类上直接取、借一个命名空间当 ``self``、
-    还是把对象的类换掉——都会计到 ``counter`` 上（它是模块的缓冲区，评分时随模块状态一起记录、重放）。
-    事先把函数本身存进变量再调用，这里认不出来；题目的说明因此只说“常见的几种做法”。
+    还是把对象的类换掉——都拿不到结果，并计到 ``module.forward_calls`` 上（它是模块的缓冲区，评分时随模块状态一起记录、重放）。
+    换上的版本不引用原来的函数（没有 ``__wrapped__``，闭包里也没有），从它身上找不回原函数。
+    事先把原函数存进变量、再借一个命名空间当 ``self`` 调用，这里认不出来；题目的说明因此只说“常见的几种做法”。
     """
+    global _blocking
     patched = []
     for name in names:
         definer = next(klass for klass in owner.__mro__ if name in klass.__dict__)
         original = definer.__dict__[name]
 
-        def counted(*args, _original=original, **kwargs):
-            with torch.no_grad():
-                counter.add_(1)
-            return _original(*args, **kwargs)
+        def blocked(*args, **kwargs):
+            _bump(module)
+            raise _Blocked
 
-        functools.update_wrapper(counted, original)
+        blocked.__name__, blocked.__qualname__ = original.__name__, original.__qualname__
         patched.append((definer, name, original))
-        setattr(definer, name, counted)
+        setattr(definer, name, blocked)
+    _blocking = True
     try:
         yield
     finally:
+        _blocking = False
         for definer, name, original in reversed(patched):
             setattr(definer, name, original)
+
+
+def _call_blocking(module: _CallCounter, owner: type, names: tuple[str, ...], message: str, fn, *args) -> tuple:
+    """在关卡打开时调用学生的函数（``call_tracing_torch``）。函数报错或返回时 ``module`` 的计数不是 0，就用 ``message`` 判错。
+
+    重放时学生的函数换成了记录：它按记录把计数恢复、再抛出同类的异常或交回结果，这里得出同样的结论。"""
+    module.forward_calls.zero_()
+    try:
+        with _library_calls_blocked(module, owner, names):
+            result = call_tracing_torch(fn, *args)
+    except (CheckFailed, NotImplementedError):
+        raise
+    except Exception:
+        if _calls(module):
+            fail(message)
+        raise
+    if _calls(module):
+        fail(message)
+    return result
 
 
 def _ready_made(trace) -> list[str]:
@@ -190,16 +239,15 @@ def check_block_forward(block_forward):
             block.norm_first = norm_first
             want[norm_first] = block(X)[0]
     names = {False: "post-norm（norm_first=False）", True: "pre-norm（norm_first=True）"}
+    whole_block = ("题目只许用四个部件：不能调用 block(X)、TransformerBlock.forward 或它的拷贝（它们按 block.norm_first "
+                   "自己选放法，你的函数用不着读 block.norm_first），要用 block.attn、block.ffn、block.norm1、block.norm2 亲手组装。")
     for norm_first in (False, True):
-        block._start_counting()
-        with torch.no_grad(), _library_calls_counted(block.forward_calls, tf.TransformerBlock, ("forward",)):
-            got, trace = call_tracing_torch(block_forward, block, X, norm_first)
+        with torch.no_grad():  # 每次交一份 X 的副本：学生原地改 X（X += ...）不会改动下一次调用的输入
+            got, trace = _call_blocking(block, tf.TransformerBlock, ("forward",), whole_block,
+                                        block_forward, block, X.clone(), norm_first)
         if ready := _ready_made(trace):
             fail(f"你的函数调用了 {'、'.join(ready)}：它新建了带参数的层或用了 PyTorch 现成的实现。"
                  "题目只许用 block 的四个部件，不要新建层再把权重拷过去。")
-        if int(block.forward_calls):
-            fail("题目只许用四个部件：不能调用 block(X)、TransformerBlock.forward 或它的拷贝（它们按 block.norm_first "
-                 "自己选放法，你的函数用不着读 block.norm_first），要用 block.attn、block.ffn、block.norm1、block.norm2 亲手组装。")
         if isinstance(got, tuple):
             fail("请只返回块的输出张量；block.attn(...) 返回（输出，权重）两项，要先取出第 0 项。")
         expect_tensor(got)
@@ -393,13 +441,11 @@ def check_cross_attention(cross_attention):
     with torch.no_grad():
         want = reference(Y, M, M, need_weights=False)[0]
         self_attn = reference(Y, Y, Y, need_weights=False)[0]
-        attn._start_counting()
-        with _library_calls_counted(attn.forward_calls, encdec.MultiHeadCrossAttention,
-                                    ("forward", "split_heads", "merge_heads")):
-            got, trace = call_tracing_torch(cross_attention, attn, Y.clone(), M.clone())
-    if int(attn.forward_calls):
-        fail("题目只许用四个线性层和头数：不能调用 attn(Y, M)、MultiHeadCrossAttention.forward（或它的 split_heads、"
-             "merge_heads）或它的拷贝，要自己写出投影、分头、softmax 和拼接。")
+        got, trace = _call_blocking(
+            attn, encdec.MultiHeadCrossAttention, ("forward", "split_heads", "merge_heads"),
+            "题目只许用四个线性层和头数：不能调用 attn(Y, M)、MultiHeadCrossAttention.forward（或它的 split_heads、"
+            "merge_heads）或它的拷贝，要自己写出投影、分头、softmax 和拼接。",
+            cross_attention, attn, Y.clone(), M.clone())
     if ready := _ready_made(trace):
         fail(f"你的函数调用了 {'、'.join(ready)}：它新建了带参数的层（比如 torch.nn.MultiheadAttention）"
              "或用了 PyTorch 现成的多头注意力。题目只许用 attn 的四个线性层和头数。")
@@ -417,8 +463,12 @@ def check_cross_attention(cross_attention):
         unscaled = attn.W_O(unscaled.transpose(1, 2).reshape(2, 4, d))
         one_head = torch.softmax(attn.W_Q(Y) @ attn.W_K(M).transpose(-2, -1) / d**0.5, dim=-1) @ attn.W_V(M)
         one_head = attn.W_O(one_head)
+        by_d_model = torch.softmax(Q @ K.transpose(-2, -1) / d**0.5, dim=-1) @ V
+        by_d_model = attn.W_O(by_d_model.transpose(1, 2).reshape(2, 4, d))
     if torch.allclose(got, unscaled, atol=1e-5):
         fail(f"分数要除以 √d_k（这里 d_k = d / n_h = {d // h}）再做 softmax。")
+    if torch.allclose(got, by_d_model, atol=1e-5):
+        fail(f"你把分数除以了 √d_model = √{d}：每个头的点积只有 d_k = d / n_h = {d // h} 项，要除以 √d_k = √{d // h}。")
     if torch.allclose(got, one_head, atol=1e-5):
         fail(f"你只用了一个 {d} 维的头：要把 Q、K、V 各自切成 n_h = {h} 个 {d // h} 维的头，分别做注意力，再拼回来经过 W_O。")
     expect(torch.allclose(got, want, atol=1e-5),
