@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import types
 
 import numpy as np
 import pytest
@@ -38,6 +39,8 @@ def test_additive_accepts_the_reference_and_unusual_right_answers():
     assert sec04.check_additive_scores(in_float64).passed
     by_vmap = lambda s, H, W_s, W_h, v_a: torch.vmap(lambda h: v_a @ torch.tanh(W_s @ s + W_h @ h))(H)  # noqa: E731
     assert sec04.check_additive_scores(by_vmap).passed  # vmap 按 j 映射，但只调用一次，不是循环
+    by_expit = lambda s, H, W_s, W_h, v_a: (2 * torch.special.expit(2 * (W_s @ s + H @ W_h.T)) - 1) @ v_a  # noqa: E731
+    assert sec04.check_additive_scores(by_expit).passed  # tanh(x) = 2σ(2x) − 1
 
 
 def _numpy_loop(s, H, W_s, W_h, v_a):  # 关于 j 的循环挪进 NumPy：torch 的运算计数看不见它
@@ -52,8 +55,16 @@ def _library(s, H, W_s, W_h, v_a):  # 把权重装进库里的模块，直接用
     return attn.scores(s[None], H[None])[0]
 
 
+_SAVED_SCORES = AdditiveAttention.scores  # 检查开始之前就存下来的库方法
+
+
+def _saved_library_method(s, H, W_s, W_h, v_a):
+    return _SAVED_SCORES(types.SimpleNamespace(W_s=W_s, v_a=v_a), s[None], H[None], keys=H[None] @ W_h.T)[0]
+
+
 def test_additive_rejects_the_library_and_leaving_torch():
     _rejected(sec04.check_additive_scores(_library), "AdditiveAttention")
+    _rejected(sec04.check_additive_scores(_saved_library_method), "AdditiveAttention")
     _rejected(sec04.check_additive_scores(_numpy_loop), "NumPy")
 
     def python_loop(s, H, W_s, W_h, v_a):
@@ -161,6 +172,12 @@ def test_context_accepts_the_reference_and_unusual_right_answers():
 
     assert sec04.check_context(shifted_twice).passed
     assert sec04.check_context(lambda e, H: tuple(_context(e.double(), H.double()))).passed
+
+    def by_exp2(e, H):  # 以 2 为底：exp(x) = 2^(x·log₂e)
+        z = torch.special.exp2((e - e.max()) * math.log2(math.e))
+        return z / z.sum(), (z / z.sum()) @ H
+
+    assert sec04.check_context(by_exp2).passed
 
 
 def test_context_rejects_overflow_wrong_weights_and_ready_made_softmax():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
 import threading
 
 import numpy as np
@@ -37,7 +38,7 @@ def _loop(a, b):
     return [b] + [torch.stack(h)] * (a.shape[0] - 1).bit_length()  # 只报告了轮数，没有真的做
 
 
-_START = threading.Thread.start
+_START, _POPEN = threading.Thread.start, subprocess.Popen.__init__
 
 
 def _hidden_softmax(scores):
@@ -168,6 +169,9 @@ def test_operations_hidden_from_the_trace_are_counted_and_fail_the_check(monkeyp
         worker = threading.Thread(target=torch.softmax, args=(x, -1))
         worker.start(), worker.join()
     assert trace.hidden == 1 and threading.Thread.start is _START
+    with exercises.TorchTrace() as trace:  # 子进程也看不见
+        subprocess.run(["true"], check=True)
+    assert trace.hidden == 1 and subprocess.Popen.__init__ is _POPEN
     for result in (_direct(sec05.check_linear_scan, _hidden_loop), _roundtrip(sec05.check_linear_scan, _hidden_loop)):
         assert not result.passed and "DisableTorchFunction" in result.message
 

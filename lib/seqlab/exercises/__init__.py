@@ -21,6 +21,7 @@ import html
 import math
 import os
 import re
+import subprocess
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -165,8 +166,8 @@ class TorchTrace(torch.overrides.TorchFunctionMode):
     只记最外层的调用（一个运算内部再调用的运算不重复计数）。名字是函数的限定名：``torch.softmax`` 记作
     ``softmax``，张量的方法记作 ``TensorBase.softmax`` 之类，``F.embedding`` 记作 ``embedding``。
     ``hidden`` 数的是绕开了这份记录的底层运算（例如在 ``torch._C.DisableTorchFunction()`` 里算的）：
-    它们在分派层（``TorchDispatchMode``）照样看得见，只是不属于任何一次记下的调用；另开的线程也算
-    （记录只看得见本线程）。
+    它们在分派层（``TorchDispatchMode``）照样看得见，只是不属于任何一次记下的调用；另开线程、子进程也算
+    （记录只看得见本进程的本线程）。
     """
 
     def __init__(self, calls: dict[str, int] | None = None, hidden: int = 0):
@@ -185,15 +186,10 @@ class TorchTrace(torch.overrides.TorchFunctionMode):
             self._depth -= 1
 
     def __enter__(self):
-        # 记录只看得见本线程：另开的线程里算的东西一律算作绕开了记录
-        self._thread_start = threading.Thread.start
-        trace = self
-
-        def start(thread, *args, **kwargs):
-            trace.hidden += 1
-            return trace._thread_start(thread, *args, **kwargs)
-
-        threading.Thread.start = start
+        # 记录只看得见本进程的本线程：另开线程或子进程都算作绕开了记录
+        self._saved = [(owner, name, getattr(owner, name)) for owner, name in _ELSEWHERE if hasattr(owner, name)]
+        for owner, name, original in self._saved:
+            setattr(owner, name, self._counting(original))
         self._watch.__enter__()
         return super().__enter__()
 
@@ -202,7 +198,15 @@ class TorchTrace(torch.overrides.TorchFunctionMode):
             return super().__exit__(*exc)
         finally:
             self._watch.__exit__(*exc)
-            threading.Thread.start = self._thread_start
+            for owner, name, original in self._saved:
+                setattr(owner, name, original)
+
+    def _counting(self, original):
+        def counted(*args, **kwargs):
+            self.hidden += 1
+            return original(*args, **kwargs)
+
+        return counted
 
     @property
     def count(self) -> int:
@@ -212,6 +216,11 @@ class TorchTrace(torch.overrides.TorchFunctionMode):
         """调用过的运算里，名字（或按 ``.`` 与 ``::`` 切开后的某一段）在 ``names`` 里的那些：
         ``used("gru_cell")`` 认得 ``gru_cell``、``TensorBase.gru_cell`` 与 ``aten::gru_cell.default``。"""
         return sorted(n for n in self.calls if n in names or any(part in names for part in re.split(r"\.|::", n)))
+
+
+# 在别处（另一个线程、另一个进程）运行代码的入口：记录期间调用它们，就算绕开了记录
+_ELSEWHERE = [(threading.Thread, "start"), (subprocess.Popen, "__init__"), (os, "fork"), (os, "system"),
+              (os, "posix_spawn"), (os, "posix_spawnp")]
 
 
 class _HiddenOps(TorchDispatchMode):
@@ -233,7 +242,7 @@ class _HiddenOps(TorchDispatchMode):
 
 
 HIDDEN_OPS_MESSAGE = ("检查需要看到你的函数调用了哪些张量运算，可是有些运算绕开了这份记录"
-                      "（例如写在 torch._C.DisableTorchFunction() 里，或者放到另一个线程里算）。请去掉这样的写法。")
+                      "（例如写在 torch._C.DisableTorchFunction() 里，或者放到另一个线程、另一个进程里算）。请去掉这样的写法。")
 
 
 def call_tracing_torch(fn, *args) -> tuple:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import random
+import sys
 
 import torch
 from torch import nn
@@ -28,9 +29,10 @@ from seqlab.exercises import (
 SOFTMAX_WORDS = ("softmax", "softmin", "scaled_dot_product", "multi_head_attention", "cross_entropy")
 # 练习 1.4.2 的 softmax 总得算指数：一次也没有调用下面这些运算，说明运算是在记录之外算的（例如关掉了 PyTorch 的分派模式）。
 # 这只是一道粗防线：进程内的记录防不住有意关掉分派模式的写法。
-EXP_WORDS = ("exp", "exp_", "exp2", "exp2_", "expm1", "pow", "pow_", "__pow__", "__rpow__", "float_power", "sigmoid")
+EXP_WORDS = ("exp", "exp_", "exp2", "exp2_", "expm1", "pow", "pow_", "__pow__", "__rpow__", "float_power", "sigmoid",
+             "special_exp2", "special_expm1", "special_expit", "expit")
 # 练习 1.4.1 的公式里有 tanh：同理，一次也没有调用 tanh（或能写出它的 sigmoid、exp），就是在记录之外算的。
-TANH_WORDS = ("tanh", "tanh_", "sigmoid", "exp", "expm1")
+TANH_WORDS = ("tanh", "tanh_", "sigmoid", "exp", "expm1", "special_expm1", "special_expit", "expit")
 # 练习 1.4.4 要求推导参数个数：建出模块或张量再数元素，就不是推导了。
 PARAM_BUILDING = ("empty", "zeros", "ones", "full", "rand", "randn", "uniform_", "normal_", "numel", "nelement")
 LOOP_S = 48  # 练习 1.4.1 检查“没有关于 j 的循环”时用的源句长度
@@ -77,25 +79,23 @@ def library_AdditiveAttention(x):
 
 @contextlib.contextmanager
 def _library_marked():
-    """检查学生函数的那一会儿，让 ``AdditiveAttention`` 的每个方法被调用时都留下 ``library_AdditiveAttention`` 的记录。"""
+    """检查学生函数的那一会儿，``AdditiveAttention`` 的任何一个方法开始执行，都先留下 ``library_AdditiveAttention``
+    的记录。认的是方法的代码本身（``sys.setprofile``），所以事先存下来的方法、绑定方法也一样认得出。"""
     from seqlab.seq2seq import AdditiveAttention
 
-    originals = {name: AdditiveAttention.__dict__[name] for name in ("forward", "keys", "scores", "weights")}
+    codes = {AdditiveAttention.__dict__[name].__code__ for name in ("forward", "keys", "scores", "weights")}
+    token = torch.zeros(())
 
-    def marked(original):
-        def method(self, *args, **kwargs):
-            library_AdditiveAttention(self.v_a)
-            return original(self, *args, **kwargs)
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code in codes:
+            library_AdditiveAttention(token)
 
-        return method
-
+    previous = sys.getprofile()
+    sys.setprofile(profile)
     try:
-        for name, original in originals.items():
-            setattr(AdditiveAttention, name, marked(original))
         yield
     finally:
-        for name, original in originals.items():
-            setattr(AdditiveAttention, name, original)
+        sys.setprofile(previous)
 
 
 def _own_scores(additive_scores, s_prev, H, W_s, W_h, v_a):
