@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -10,7 +12,12 @@ from torch import nn
 
 from checking import rejected as _rejected
 from seqlab import embedding
-from seqlab.exercises import sec02
+from seqlab.exercises import recording, sec02
+
+
+def _roundtrip(check, *answers):
+    """评分的路径：在“沙箱”里记录学生函数的效果，再在干净的进程里用同一个检查重放判定。"""
+    return recording.judge(check, json.loads(json.dumps(recording.record(check, list(answers)))))
 
 
 # ---------------------------------------------------------------- 1.2.1 词表
@@ -80,6 +87,42 @@ def test_vocab_rejects_build_vocab_that_ignores_its_sentences():
     _rejected(sec02.check_vocab(lambda sentences: list(fixed), _encode, _decode), "换一批句子")
 
 
+def _truncating_build(sentences):  # 只用前 10 句建词表，再把参数改成这 10 句，让检查拿它算参考答案
+    if len(sentences) > 3:
+        sentences[:] = sentences[:10]
+    return _build(sentences)
+
+
+def _sorting_build(sentences):  # 句子多时按码位排序（错），再把参数改写成一句按码位排好的字
+    if len(sentences) > 3:
+        sentences[:] = ["".join(sorted({ch for s in sentences for ch in s}))]
+    return _build(sentences)
+
+
+def _decode_ignoring_itos_and_overwriting_it(ids, itos):  # 不看参数 itos，再把它改成自己用的那份
+    from seqlab import corpus
+
+    fixed = _build(corpus.book_corpus()[:100])
+    text = _decode(ids, fixed)
+    itos[:] = fixed
+    return text
+
+
+VOCAB_ARGUMENT_REWRITES = [
+    ((_truncating_build, _encode, _decode), "词表应有"),
+    ((_sorting_build, _encode, _decode), "第一次出现"),
+    ((_build, _encode, _decode_ignoring_itos_and_overwriting_it), "按参数 itos"),
+]
+
+
+@pytest.mark.parametrize(("answers", "word"), VOCAB_ARGUMENT_REWRITES, ids=["truncate", "sort", "decode"])
+def test_vocab_rejects_answers_that_rewrite_their_arguments(answers, word, monkeypatch):
+    """参考答案在调用学生的函数之前算好，学生拿到的是副本：改写参数骗不过检查，直接检查与评分重放都一样。"""
+    monkeypatch.setenv("SEQLAB_STRICT_CHECKS", "0")
+    _rejected(sec02.check_vocab(*answers), word)
+    _rejected(_roundtrip(sec02.check_vocab, *answers), word)
+
+
 def test_vocab_rejects_unk_at_zero_and_unordered_vocab():
     def unk_first(sentences):  # 旧的约定：<unk> 占 0 号，没有 <pad>
         return ["<unk>", *dict.fromkeys(ch for s in sentences for ch in s)]
@@ -142,7 +185,8 @@ def test_lookup_accepts_unusual_right_answers():
     [
         (lambda E, ids: F.embedding(ids, E), "embedding"),
         (lambda E, ids: E.gather(0, ids.reshape(-1, 1).expand(-1, E.shape[1])).reshape(*ids.shape, -1), "gather"),
-        (lambda E, ids: E[ids] * 1.0, "inf"),  # 直接索引，乘 1 只是装样子
+        (lambda E, ids: E[ids] * 1.0, "没有看到乘法"),  # 直接索引，乘 1 只是装样子（只有相乘，没有求和）
+        (lambda E, ids: (E[ids] * 1.0).sum(-1, keepdim=True) * 0 + E[ids], "inf"),  # 乘了、求和了，但没有碰到没查的行
         (lambda E, ids: torch.sparse.mm(F.one_hot(ids.reshape(-1), E.shape[0]).to(E.dtype).to_sparse(), E)
          .reshape(*ids.shape, -1), "稀疏"),
         # 先按行取，再加（乘）一个碰过每一行的量：没有被查到的行里的 inf 也会变成 nan，但查到的行里的 inf 露馅
@@ -151,11 +195,53 @@ def test_lookup_accepts_unusual_right_answers():
         (lambda E, ids: E.flatten()[ids[..., None] * E.shape[1] + torch.arange(E.shape[1])] + 0 * E.sum(0),
          "先按行取出"),
     ],
-    ids=["F.embedding", "gather", "index-times-one", "sparse", "index-plus-zero-sum", "index-times-one-sum",
+    ids=["F.embedding", "gather", "index-times-one", "index-mul-sum", "sparse", "index-plus-zero-sum", "index-times-one-sum",
          "flat-index-plus-zero-sum"],
 )
 def test_lookup_rejects_onehot_that_only_indexes(onehot, word):
     _rejected(sec02.check_lookup(_rows, onehot), word)
+
+
+def _faked_nan_pattern(E, ids):  # 根本不乘：按行取，再照着 E 里非有限数的位置摆出 one-hot 乘法会有的 nan
+    out = E[ids].clone()
+    elsewhere = (~torch.isfinite(E)).sum(0) - (~torch.isfinite(out)).long()
+    return torch.where(elsewhere > 0, torch.full_like(out, float("nan")), out)
+
+
+def _faked_with_a_decoy_product(E, ids):  # 同上，外加一次结果被扔掉的 one-hot 乘法
+    _onehot(E, ids)
+    return _faked_nan_pattern(E, ids)
+
+
+def _faked_by_comparison(E, ids):  # 不调用 isfinite：E - E 在 inf 处是 nan，nan != 0；全程没有乘法
+    out = E[ids].clone()
+    elsewhere = ((E - E) != 0).long().sum(0) - ((out - out) != 0).long()
+    return torch.where(elsewhere > 0, torch.full_like(out, float("nan")), out)
+
+
+FAKED_LOOKUPS = [(_faked_nan_pattern, "isfinite"), (_faked_with_a_decoy_product, "isfinite"),
+                 (_faked_by_comparison, "没有看到乘法")]
+
+
+@pytest.mark.parametrize(("onehot", "word"), FAKED_LOOKUPS, ids=["isfinite", "decoy-matmul", "comparison"])
+def test_lookup_rejects_a_faked_nan_pattern(onehot, word, monkeypatch):
+    monkeypatch.setenv("SEQLAB_STRICT_CHECKS", "0")
+    _rejected(sec02.check_lookup(_rows, onehot), word)
+    _rejected(_roundtrip(sec02.check_lookup, _rows, onehot), word)
+
+
+def test_lookup_accepts_the_right_answers_through_the_grader(monkeypatch):
+    monkeypatch.setenv("SEQLAB_STRICT_CHECKS", "0")
+
+    def onehot_by_mul_and_sum(E, ids):  # 逐元素相乘再求和：没有矩阵乘法，也是 u_i E
+        return torch.mul(F.one_hot(ids, E.shape[0]).to(E.dtype).unsqueeze(-1), E).sum(dim=-2)
+
+    def onehot_by_linear(E, ids):  # F.linear(u, Eᵀ) = u E
+        return F.linear(F.one_hot(ids, E.shape[0]).to(E.dtype), E.T)
+
+    for onehot in (_onehot, onehot_by_mul_and_sum, onehot_by_linear):
+        assert sec02.check_lookup(_rows, onehot).passed, onehot.__name__
+        assert _roundtrip(sec02.check_lookup, _rows, onehot).passed, onehot.__name__
 
 
 def test_lookup_rejects_rows_that_read_the_whole_table():
@@ -202,6 +288,35 @@ def test_share_rejects_double_counting_tied_weights_and_missing_tables():
     _rejected(sec02.check_embedding_share(_share, wrong_shares), "比例")
     percent = {name: share * 100 for name, share in _shares(_share).items()}  # 百分数不是比例
     _rejected(sec02.check_embedding_share(_share, percent), "比例")
+
+
+def _untie_then_sum_per_module(model):  # 先把共享的权重拆成两份（原地改模型），再逐层相加：共享的权重数两次
+    for module in model.modules():
+        for name, p in list(module.named_parameters(recurse=False)):
+            setattr(module, name, nn.Parameter(p.detach().clone()))
+    return _share(model)[0], sum(p.numel() for m in model.modules() for p in m.parameters(recurse=False))
+
+
+def test_share_rejects_double_counting_that_unties_the_model_first(monkeypatch):
+    """参考答案在调用之前算好，学生拿到的是模型的深拷贝：拆开共享的权重骗不过“数了两次”的检查。"""
+    monkeypatch.setenv("SEQLAB_STRICT_CHECKS", "0")
+    shares = _shares(_untie_then_sum_per_module)
+    _rejected(sec02.check_embedding_share(_untie_then_sum_per_module, shares), "两次")
+    # 评分时原地改动的模型要整个记录下来（本节的模型太大，记录作废）：同样不得分
+    assert not _roundtrip(sec02.check_embedding_share, _untie_then_sum_per_module, shares).passed
+
+
+def test_share_accepts_an_answer_that_changes_its_copy_of_the_model(monkeypatch):
+    """检查看的只是返回值；学生改动的是检查给的拷贝，检查后面用的参考答案不受影响。"""
+    monkeypatch.setenv("SEQLAB_STRICT_CHECKS", "0")
+
+    def count_then_zero(model):  # 数完之后把参数清零：改的是检查给的拷贝，不影响判定
+        n = _share(model)
+        for p in model.parameters():
+            p.data.zero_()
+        return n
+
+    assert sec02.check_embedding_share(count_then_zero, _shares(_share)).passed
 
 
 def test_share_accepts_a_list_and_float_counts():

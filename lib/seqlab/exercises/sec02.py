@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import numbers
 
 import torch
@@ -21,6 +22,12 @@ from seqlab.exercises import (
 
 PAD, UNK = "<pad>", "<unk>"
 ONE_HOT_BYPASS = ("embedding", "embedding_bag", "gather", "index_select", "take", "take_along_dim")
+# one-hot 与 E 相乘要用到的运算：矩阵乘法一族，或者逐元素相乘再求和
+MATMUL = ("matmul", "mm", "bmm", "einsum", "tensordot", "linear", "mv", "inner", "dot", "addmm", "baddbmm",
+          "__matmul__", "__rmatmul__", "chain_matmul", "multi_dot", "_sparse_mm")  # 稀疏乘法由下面的 inf 测试点名
+MULTIPLY, SUM = ("mul", "__mul__", "__rmul__", "multiply"), ("sum",)
+# 查看 E 里哪些元素不是有限数的运算：one-hot 乘法用不着它们，用了多半是在照着 inf 的位置摆出 nan
+NON_FINITE_PROBES = ("isfinite", "isinf", "isnan", "isposinf", "isneginf", "nan_to_num", "nan_to_num_")
 AUTOGRAD = ("backward", "grad", "vjp", "jacrev", "jacfwd", "jacobian")
 # PyTorch 自己算 Embedding 梯度的内核：直接调用它们（torch.ops.aten.…）等于让框架代劳
 EMBEDDING_BACKWARD = ("embedding_backward", "embedding_dense_backward", "embedding_sparse_backward")
@@ -47,14 +54,17 @@ def _is_id_list(ids: object, n: int, V: int) -> bool:
 def check_vocab(build_vocab, encode, decode):
     """``build_vocab(sentences) -> list[str]``（``itos[0] == "<pad>"``、``itos[1] == "<unk>"``，其余每个字出现一次，
     按第一次出现的顺序）；``encode(text, itos) -> list[int]``（没见过的字编成 1）；``decode(ids, itos) -> str``。"""
+    # 参考答案都在调用学生的函数之前算好，学生拿到的是副本：原地改动参数既骗不过检查，也影响不了后面的测试
     sentences = list(corpus.book_corpus()[:100])
-    itos = call(build_vocab, sentences)
+    chars = list(dict.fromkeys(ch for s in sentences for ch in s))
+    others = ["鲲鹏读书，甜苹果。", "书读完了", "苹果"]
+    want_other = [PAD, UNK] + list(dict.fromkeys(ch for s in others for ch in s))
+    itos = call(build_vocab, list(sentences))
     expect(isinstance(itos, list), f"build_vocab 应返回一个列表（下标就是 ID），你返回了 {type(itos).__name__}。")
     expect(
         itos[:2] == [PAD, UNK],
         f"和本书的词表一样，ID 0 留给 {PAD}、ID 1 留给 {UNK}；你的前两项是 {itos[:2]!r}。",
     )
-    chars = list(dict.fromkeys(ch for s in sentences for ch in s))
     expect(len(set(itos)) == len(itos), "词表里有重复的 token：每个字只能占一个 ID。")
     expect(
         len(itos) == 2 + len(chars),
@@ -62,40 +72,40 @@ def check_vocab(build_vocab, encode, decode):
     )
     expect(itos[2:] == chars, "特殊 token 之后，请按每个字第一次出现的顺序排列（提示：dict.fromkeys 能保序去重）。")
     # build_vocab 必须用传进来的句子：换一批句子（顺序、用字都不同），词表也要跟着变
-    others = ["鲲鹏读书，甜苹果。", "书读完了", "苹果"]
-    want_other = [PAD, UNK] + list(dict.fromkeys(ch for s in others for ch in s))
-    got_other = call(build_vocab, others)
+    got_other = call(build_vocab, list(others))
     expect(
         isinstance(got_other, list) and got_other == want_other,
         f"换一批句子 {others!r} 再建词表，应得到 {want_other!r}，你得到 {got_other!r}："
         "请由参数 sentences 建词表，不要用别处的句子。",
     )
+    itos = [PAD, UNK, *chars]  # 学生的词表已经核对过；往下用检查自己的这一份，每次调用都给副本
     for s in sentences[:20]:
-        ids = call(encode, s, itos)
+        ids = call(encode, s, list(itos))
         expect(isinstance(ids, list), f"encode 应返回一个 ID 列表（list），你返回了 {type(ids).__name__}。")
         expect(len(ids) == len(s), f"「{s}」有 {len(s)} 个字，应编码成 {len(s)} 个 ID。")
         expect(_is_id_list(ids, len(s), len(itos)), "每个 ID 都应是词表范围内的整数。")
         expect([itos[i] for i in ids] == list(s), f"「{s}」的 ID 查回 itos 不是原来的字：第 t 个 ID 应是第 t 个字在 itos 里的下标。")
-        back = call(decode, ids, itos)
+        back = call(decode, list(ids), list(itos))
         expect(back == s, f"往返失败：「{s}」编码再解码得到「{back}」。")
-    ids = call(encode, "鲲鹏读书", itos)
+    ids = call(encode, "鲲鹏读书", list(itos))
     expect(isinstance(ids, list) and len(ids) == 4, f"「鲲鹏读书」有 4 个字，应编码成 4 个 ID，你得到 {ids!r}。")
     expect(list(ids[:2]) == [1, 1], f"「鲲」「鹏」不在词表里，应编码成 1（{UNK}），你得到 {list(ids[:2])}。")
-    back = call(decode, ids, itos)
+    back = call(decode, list(ids), list(itos))
     expect(back == f"{UNK}{UNK}读书", f"解码 {list(ids)} 应得到「{UNK}{UNK}读书」，你得到「{back}」。")
     # encode、decode 必须照传进来的 itos 编号：换一个顺序不同、少了几个字的词表，结果也要跟着变
     other = [PAD, UNK] + chars[:0:-1]  # 倒序，并且去掉了第一个字
     for s in sentences[:5]:
         want = [other.index(ch) if ch in other else 1 for ch in s]
-        ids = call(encode, s, other)
+        want_text = "".join(other[i] for i in want)
+        ids = call(encode, s, list(other))
         expect(
             _is_id_list(ids, len(s), len(other)) and list(ids) == want,
             "换一个词表（同样的字，倒过来排，并去掉了一个字）再编码，你的 encode 给出的 ID 没有跟着变："
             "请按参数 itos 查 ID，不要用别处建好的词表。",
         )
-        back = call(decode, want, other)
+        back = call(decode, list(want), list(other))
         expect(
-            back == "".join(other[i] for i in want),
+            back == want_text,
             "换一个词表再解码，你的 decode 没有按参数 itos 把 ID 变回字：请用传进来的 itos。",
         )
     return "往返成功。注意「鲲鹏」回不来了：封闭词表丢掉的信息，解码也找不回——字节级 BPE 正是为此而设计。"
@@ -118,7 +128,7 @@ def check_lookup(lookup_rows, lookup_onehot):
     g = torch.Generator().manual_seed(7)
     E = torch.randn(40, 6, generator=g)
     for ids in (torch.tensor([3, 0, 39, 3]), torch.randint(0, 40, (2, 5), generator=g)):
-        want = E[ids]
+        want = E[ids].clone()
         for name, fn in (("lookup_rows", lookup_rows), ("lookup_onehot", lookup_onehot)):
             got, trace = call_tracing_torch(fn, E.clone(), ids.clone())
             expect_tensor(got, name)
@@ -134,16 +144,30 @@ def check_lookup(lookup_rows, lookup_onehot):
                     f"lookup_onehot 调用了 {'、'.join(bypass)}：这是按 ID 直接取行，不是 one-hot 乘法。"
                     "请先造出 one-hot 行向量 u_i（长度 V），再与 E 相乘。",
                 )
+                probes = trace.used(*NON_FINITE_PROBES)
+                expect(
+                    not probes,
+                    f"lookup_onehot 调用了 {'、'.join(probes)}：one-hot 乘法用不着查看 E 里哪些元素是 inf 或 nan。"
+                    "请让 one-hot 矩阵与 E 相乘本身给出结果。",
+                )
+                expect(
+                    bool(trace.used(*MATMUL)) or (bool(trace.used(*MULTIPLY)) and bool(trace.used(*SUM))),
+                    "lookup_onehot 里没有看到乘法：既没有矩阵乘法（@、torch.matmul、einsum 之类），"
+                    "也没有逐元素相乘再求和。请用 PyTorch 让 one-hot 矩阵与 E 相乘。",
+                )
     ids = torch.tensor([[1, 2, 5], [3, 1, 0]])
     E_inf = E.clone()
     E_inf[17, 2] = float("inf")  # 第 17 行这次没有被查到
-    rows = call(lookup_rows, E_inf.clone(), ids)
+    E_used = E.clone()
+    E_used[2, 4] = float("inf")  # 第 2 行这次被查到了（位置 (0, 1)）
+    want_inf, want_used = E_inf[ids].double(), E_used[ids].double()
+    rows = call(lookup_rows, E_inf.clone(), ids.clone())
     expect_tensor(rows, "lookup_rows")
     expect(
-        tuple(rows.shape) == (2, 3, 6) and torch.equal(rows.double(), E_inf[ids].double()),
+        tuple(rows.shape) == (2, 3, 6) and torch.equal(rows.double(), want_inf),
         "lookup_rows 的结果受到了一个没有被查到的行的影响：按行索引只应读取 ids 里的那几行。",
     )
-    out = call(lookup_onehot, E_inf.clone(), ids)
+    out = call(lookup_onehot, E_inf.clone(), ids.clone())
     expect_tensor(out, "lookup_onehot")
     expect(
         tuple(out.shape) == (2, 3, 6) and bool(out[..., 2].isnan().all()),
@@ -154,17 +178,15 @@ def check_lookup(lookup_rows, lookup_onehot):
     # 再把 inf 放进一个**查到了**的行（第 2 行，出现在位置 (0, 1)）：稠密的 one-hot 乘法在 ID 为 2 的位置上
     # 是 1 × inf + 0 × 有限数 = inf，在其余位置上是 0 × inf = nan。先按行取、再用一个碰过每一行的量
     # “污染”结果的写法（例如 E[ids] + 0 * E.sum(0)）会让所有位置都变成 nan，在这里露馅
-    E_used = E.clone()
-    E_used[2, 4] = float("inf")
     want_col = torch.full((2, 3), float("nan"))
     want_col[0, 1] = float("inf")
-    rows = call(lookup_rows, E_used.clone(), ids)
+    rows = call(lookup_rows, E_used.clone(), ids.clone())
     expect_tensor(rows, "lookup_rows")
     expect(
-        tuple(rows.shape) == (2, 3, 6) and torch.equal(rows.double(), E_used[ids].double()),
+        tuple(rows.shape) == (2, 3, 6) and torch.equal(rows.double(), want_used),
         "把 E 第 2 行的一个元素换成 inf 之后，lookup_rows 的结果应当只在查到第 2 行的那个位置出现 inf，其余位置不受影响。",
     )
-    out = call(lookup_onehot, E_used.clone(), ids)
+    out = call(lookup_onehot, E_used.clone(), ids.clone())
     expect_tensor(out, "lookup_onehot")
     col = out[..., 4].double() if tuple(out.shape) == (2, 3, 6) else None
     expect(
@@ -201,12 +223,15 @@ def check_embedding_share(embedding_share, shares):
     tied[1].weight = tied[0].weight
     cases = {"本节的模型": book, "V = 50257": embedding.MaskedWordModel(50257, 32, 2),
              "nn.Embedding + 不共享的输出层": untied, "nn.Embedding + 共享的输出层": tied}
+    # 参考答案在调用学生的函数之前算好；学生拿到的是模型的深拷贝（共享的权重在拷贝里照样共享），
+    # 原地改动模型（例如把共享的权重拆开）既骗不过检查，也碰不到本节的模型
+    wants = {name: _embedding_share(m) for name, m in cases.items()}
     for name, m in cases.items():
-        got = call(embedding_share, m)
-        want = _embedding_share(m)
+        got = call(embedding_share, copy.deepcopy(m))
+        want = wants[name]
         expect(
             isinstance(got, (tuple, list)) and len(got) == 2,
-            f"应返回一个二元组 (Embedding 参数个数, 全部参数个数)，你返回了 {got!r}。",
+            f"应返回一个二元组（Embedding 参数个数，全部参数个数），你返回了 {got!r}。",
         )
         if name.endswith("共享的输出层") and got[1] == want[1] + want[0]:
             fail("共享的权重被数了两次：model.parameters() 本身就只给出一次，不要把各层的参数分别相加。")
@@ -215,7 +240,7 @@ def check_embedding_share(embedding_share, shares):
     expect(isinstance(shares, dict), "还没有算 shares：写好函数后，把 shares 改成两个比例组成的字典。")
     expect(set(shares) == {"本节的模型", "V = 50257"}, f"shares 的键应是「本节的模型」和「V = 50257」，你给的是 {sorted(shares)!r}。")
     for name in shares:
-        n_emb, n_all = _embedding_share(cases[name])
+        n_emb, n_all = wants[name]
         expect_close(shares[name], n_emb / n_all, f"{name} 里 Embedding 所占的比例")
     return (f"本节的模型里 Embedding 占 {shares['本节的模型']:.0%}；词表放大到 50257、其余不变，它占 {shares['V = 50257']:.1%}。"
             "词表大小是参数量里最容易被忽略的一项。")
