@@ -41,6 +41,19 @@ def _loop(a, b):
 _START, _POPEN = threading.Thread.start, subprocess.Popen.__init__
 
 
+class _SneakySequence:
+    """``torch.tensor`` 把它当作序列读：读长度的时候顺便算了一次 softmax。"""
+
+    def __len__(self):
+        torch.softmax(torch.ones(3), 0)
+        return 1
+
+    def __getitem__(self, i):
+        if i:
+            raise IndexError
+        return 1.0
+
+
 def _hidden_softmax(scores):
     with torch._C.DisableTorchFunction():
         return torch.softmax(scores, -1)
@@ -169,6 +182,9 @@ def test_operations_hidden_from_the_trace_are_counted_and_fail_the_check(monkeyp
         worker = threading.Thread(target=torch.softmax, args=(x, -1))
         worker.start(), worker.join()
     assert trace.hidden == 1 and threading.Thread.start is _START
+    with exercises.TorchTrace() as trace:  # torch.tensor 读序列的长度时回头执行的代码，记录也看不见
+        torch.tensor(_SneakySequence())
+    assert trace.hidden > 0 and not trace.used("softmax")
     with exercises.TorchTrace() as trace:  # 子进程也看不见
         subprocess.run(["true"], check=True)
     assert trace.hidden == 1 and subprocess.Popen.__init__ is _POPEN

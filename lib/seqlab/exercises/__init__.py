@@ -22,7 +22,10 @@ import math
 import os
 import re
 import subprocess
+import sys
+import sysconfig
 import threading
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NoReturn
@@ -174,16 +177,16 @@ class TorchTrace(torch.overrides.TorchFunctionMode):
         super().__init__()
         self.calls: collections.Counter[str] = collections.Counter(calls or {})
         self.hidden = hidden
-        self._depth = 0  # 正在执行的、记下了的调用有几层
+        self._frames: list = []  # 正在执行的、记下了的调用（各自的栈帧），外层在前
         self._watch = _HiddenOps(self)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         self.calls[getattr(func, "__qualname__", None) or getattr(func, "__name__", "运算")] += 1
-        self._depth += 1
+        self._frames.append(sys._getframe())
         try:
             return func(*args, **(kwargs or {}))
         finally:
-            self._depth -= 1
+            self._frames.pop()
 
     def __enter__(self):
         # 记录只看得见本进程的本线程：另开线程或子进程都算作绕开了记录
@@ -218,6 +221,9 @@ class TorchTrace(torch.overrides.TorchFunctionMode):
         return sorted(n for n in self.calls if n in names or any(part in names for part in re.split(r"\.|::", n)))
 
 
+# PyTorch 自己、标准库、已安装的包与本模块的代码：记下的调用途中执行它们不算“回头执行别处的代码”
+_TRUSTED_CODE = tuple({os.path.dirname(torch.__file__), os.path.dirname(__file__), "<frozen ",
+                       *(sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib"))})
 # 在别处（另一个线程、另一个进程）运行代码的入口：记录期间调用它们，就算绕开了记录
 _ELSEWHERE = [(threading.Thread, "start"), (subprocess.Popen, "__init__"), (os, "fork"), (os, "system"),
               (os, "posix_spawn"), (os, "posix_spawnp")]
@@ -231,12 +237,27 @@ class _HiddenOps(TorchDispatchMode):
 
     DATA_ONLY = frozenset({"lift_fresh", "lift", "lift_fresh_copy", "_to_copy"})
 
+    def _outside_any_call(self) -> bool:
+        """这个底层运算不属于任何一次记下的调用：不在调用里面，或者虽在里面、却是调用途中回头执行的
+        别处的代码（例如 ``torch.tensor(对象)`` 读对象的 ``__len__`` 时）算的——从这里沿栈往上走到
+        那次调用，途中出现 PyTorch、标准库、已安装的包与本模块以外的代码，就是后一种。"""
+        if not self.trace._frames:
+            return True
+        frame: types.FrameType | None = sys._getframe(2)
+        call = self.trace._frames[-1]
+        while frame is not None and frame is not call:
+            name = frame.f_code.co_filename
+            if not name.startswith(_TRUSTED_CODE):
+                return True
+            frame = frame.f_back
+        return False
+
     def __init__(self, trace: TorchTrace) -> None:
         super().__init__()
         self.trace = trace
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if self.trace._depth == 0 and func.overloadpacket.__name__ not in self.DATA_ONLY:
+        if func.overloadpacket.__name__ not in self.DATA_ONLY and self._outside_any_call():
             self.trace.hidden += 1
         return func(*args, **(kwargs or {}))
 
