@@ -195,3 +195,20 @@ def test_operations_hidden_from_the_trace_are_counted_and_fail_the_check(monkeyp
 def _hidden_loop(a, b):
     with torch._C.DisableTorchFunction():
         return _loop(a, b)
+
+
+class _Liar(torch.Tensor):
+    """一个改写了比较的张量子类：和谁比都说“相等”。"""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func in (torch.allclose, torch.equal):
+            return True
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+def test_a_tensor_subclass_cannot_lie_to_the_comparisons():
+    liar = torch.zeros(3).as_subclass(_Liar)
+    assert torch.allclose(liar, torch.ones(3))
+    plain = exercises.expect_tensor(liar)
+    assert type(plain) is torch.Tensor and not torch.allclose(plain, torch.ones(3))

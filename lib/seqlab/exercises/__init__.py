@@ -55,10 +55,14 @@ def expect(condition: bool, message: str) -> None:
 
 
 def expect_tensor(value, what: str = "返回值") -> torch.Tensor:
-    """学生返回的 ``value`` 必须是张量，否则说明收到的是什么类型；是张量就原样交回。"""
+    """学生返回的 ``value`` 必须是张量，否则说明收到的是什么类型；是张量就交回同一份数据的普通张量
+    （张量的子类可以改写比较运算，检查只和普通张量比）。评分时重放的结果本来就是普通张量。"""
     if not isinstance(value, torch.Tensor):
         fail(f"「{what}」应该是 torch.Tensor，你返回的是 {type(value).__name__}。")
-    return value
+    if type(value) is torch.Tensor:
+        return value
+    with torch._C.DisableTorchFunctionSubclass():
+        return torch.Tensor.as_subclass(value, torch.Tensor)
 
 
 def expect_number(value, what: str = "返回值", *, integer: bool = False) -> float:
