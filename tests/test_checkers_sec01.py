@@ -240,3 +240,29 @@ def test_1_1_4_rejects(answer, accuracy, phrase):
         "wrong_keys": {n - 1: a for n, a in right.items()},
     }[accuracy]
     _rejected(sec01.check_cue_accuracy(answer, accuracy), phrase)
+
+
+# ---------------------------------------------------------------- 就地改动参数
+def test_changing_the_model_or_the_sentences_in_place_does_not_help_and_harms_nothing():
+    before = lm.book_model(3).prob("过", "经读")
+
+    def flatten_model(model, sentences):  # 把模型改成处处相等，再报 0：参照值若在调用之后才算，就也成了 0
+        model.prob = lambda token, context: 0.5
+        return 0.0
+
+    def drop_the_tie_sentences(model, sentences):  # 删掉检查造的相等句子，再把相等算成猜对
+        del sentences[6:]
+        return sum(_outcomes(model, sentences, ties_count=True)) / len(_outcomes(model, sentences))
+
+    test = _test_sentences()
+    right = {n: _right(lm.book_model(n), test) for n in range(1, 6)}
+    _rejected(sec01.check_cue_accuracy(flatten_model, {**right, 2: 0.0, 3: 0.0, 5: 0.0}))
+    _rejected(sec01.check_cue_accuracy(drop_the_tie_sentences, right))
+
+    def uniform_model(model, text):  # 把藏在 prob 后面的模型改掉，再按改过的模型求和
+        inner = model.prob.__closure__[0].cell_contents
+        inner.prob = lambda token, context: 1 / (len(context) + 2)
+        return sum(math.log(1 / (t + 2)) for t in range(len(text)))
+
+    _rejected(sec01.check_sentence_log_prob(uniform_model))
+    assert lm.book_model(3).prob("过", "经读") == before  # 缓存的书中模型没有被改动

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable, Sequence
 from functools import cache
@@ -100,20 +101,24 @@ def check_sentence_log_prob(sentence_log_prob):
     cases = [(3, text) for text in _SENTENCES] + [(_FULL, text) for text in [*_SENTENCES[:3], _LONG_SENTENCE]]
     for order, text in cases:
         model = _model(order) if order != _FULL else _full_prefix_model()
-        got = _as_float(call(sentence_log_prob, _prob_only(model), text))
+        # 参照值与各种常见错答的值都在调用之前算好；交给学生的是模型的副本，就地改动它影响不到这里
         want = model.log_prob(text)
+        with_eos = model.log_prob(text, include_eos=True)
+        overshoot = sum(math.log(model.prob(ch, text[: t + 1])) for t, ch in enumerate(text))
+        windowed = {window: sum(math.log(model.prob(ch, text[max(0, t - window) : t])) for t, ch in enumerate(text))
+                    for window in range(1, len(text) - 1)}
+        got = _as_float(call(sentence_log_prob, _prob_only(copy.deepcopy(model)), text))
         if _close(got, math.exp(want)):
             fail(f"对「{text}」你返回的像是概率本身 {got:.3g}，题目要的是对数概率（请对每一项取 log 再相加）。")
-        if _close(got, model.log_prob(text, include_eos=True)):
+        if _close(got, with_eos):
             fail(f"对「{text}」你把句尾 </s> 的概率也加进去了；题目要的对数概率不含句尾。")
-        if _close(got, sum(math.log(model.prob(ch, text[: t + 1])) for t, ch in enumerate(text))):
+        if _close(got, overshoot):
             fail(f"对「{text}」你的前文多算了一个字：第 t 个字的前文是 text[:t]，不包括它自己。")
         for base, how in [(2, "math.log2"), (10, "math.log10")]:
             if _close(got, want / math.log(base)) and not math.isclose(want, 0.0, abs_tol=1e-12):
                 fail(f"对「{text}」你的结果是以 {base} 为底的对数（像是用了 {how}）；本书的对数概率一律用自然对数 math.log。")
-        for window in range(1, len(text) - 1):
-            if _close(got, sum(math.log(model.prob(ch, text[max(0, t - window) : t])) for t, ch in enumerate(text))) \
-                    and not _close(got, want):
+        for window, value in windowed.items():
+            if _close(got, value) and not _close(got, want):
                 fail(f"对「{text}」你的前文只取了最后 {window} 个字；第 t 个字的前文是整段 text[:t]，"
                      "窗口多大由模型自己决定，不该由你截断。")
         name = f"{order} 元模型" if order != _FULL else "用到整段前文的模型"
@@ -239,15 +244,19 @@ def check_cue_accuracy(cue_accuracy, accuracy):
     few = [s for s in test if "读过" in s or "读完" in s][:6] + ["他读完了。", "我读过，也读完了。", "他龘读完了。", "他龘读过了。"]
     models = [(f"{order} 元模型", _model(order)) for order in (2, 3, 5)] + [("记住了整段前文的模型", _MemorisedPrefixLM(few))]
     for name, model in models:
-        got = _as_float(call(cue_accuracy, model, few))
+        # 参照值与各种常见错答的值都在调用之前算好；学生拿到的是模型与句子列表的副本
         want = _cue_accuracy(model, few)
-        if any(_close(got, _cue_accuracy(model, few, tie=tie)) for tie in ("对", "过", "完")) and not _close(got, want):
+        tie_values = [_cue_accuracy(model, few, tie=tie) for tie in ("对", "过", "完")]
+        cut_values = [_cue_accuracy(model, few, window=w) for w in range(2, 12)]
+        shift_values = [_cue_accuracy(model, few, shift=shift) for shift in (1, -1)]
+        got = _as_float(call(cue_accuracy, copy.deepcopy(model), list(few)))
+        if any(_close(got, v) for v in tie_values) and not _close(got, want):
             fail(f"{name}在 {len(few)} 个小例子上：p(过) 与 p(完) 相等时你算成了猜对，或者固定猜了其中一个字；"
                  "题目规定相等算猜错。")
-        if any(_close(got, _cue_accuracy(model, few, window=w)) for w in range(2, 12)) and not _close(got, want):
+        if any(_close(got, v) for v in cut_values) and not _close(got, want):
             fail(f"{name}在 {len(few)} 个小例子上，你的结果 {got:.3g} 像是前文只截了「读」前面的最后几个字；"
                  "前文应是「读」和它前面的全部文字 s[:t + 1]，截多长由模型自己决定。")
-        if any(_close(got, _cue_accuracy(model, few, shift=shift)) for shift in (1, -1)) and not _close(got, want):
+        if any(_close(got, v) for v in shift_values) and not _close(got, want):
             fail(f"{name}在 {len(few)} 个小例子上，你的结果 {got:.3g} 像是前文切错了一位："
                  "前文应是到「读」为止的 s[:t + 1]（s[t] 是「读」），既不能把「过」「完」本身放进去，也不能漏掉「读」。")
         expect_close(got, want, f"{name}在 {len(few)} 个小例子上的准确率（前文是「读」和它前面的全部文字）")
