@@ -1,20 +1,39 @@
 """第 1.3 节的每个练习检查：至少拒绝一个错误答案、接受一个不寻常的正确答案。
 
-错误答案里包括“违反题目约束”的写法（1.3.1 用自动求导或复步长数值微分、1.3.2 调用 ``clip_grad_norm_`` 或
-``get_total_norm``、1.3.6 绕开传进来的 optimizer）；不寻常的正确答案换一种写法得到同一个结果（``torch.diag`` 与
-``addcmul``、整体赋值 ``p.grad = …`` 等）。
+错误答案里包括“违反题目约束”的写法（1.3.1 用自动求导或复步长数值微分、1.3.2 调用 ``clip_grad_norm_``、
+``get_total_norm`` 或私有的 ``_get_total_norm``（包括事先绑定的名字）、1.3.6 绕开传进来的 optimizer、
+把被禁止的调用挪进另一个线程）；不寻常的正确答案换一种写法得到同一个结果（``torch.diag`` 与 ``addcmul``、
+整体赋值 ``p.grad = …``、在 NumPy 里算好再 ``torch.from_numpy`` 等）。
 1.3.4 还拒绝 PyTorch 现成的 GRU（``torch.gru_cell``、``nn.GRUCell``），1.3.2 与 1.3.6 拒绝把损失或范数当张量返回。
+在 NumPy 里做数值微分（1.3.1）在进程内的运算记录之外，检查看不见，见 ``test_leaky_jacobian_cannot_see_numpy``。
 """
 
 from __future__ import annotations
 
 import math
+import threading
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
+from torch.nn.utils import clip_grad_norm_ as early_clip_grad_norm_
+from torch.nn.utils.clip_grad import _get_total_norm as early_get_total_norm
 
 from seqlab.exercises import sec03
+
+
+def _in_thread(f):
+    """把答案的计算挪进另一个线程：运算记录只看得见本线程，这样的写法一律判错。"""
+
+    def g(*args):
+        box = {}
+        t = threading.Thread(target=lambda: box.__setitem__("r", f(*args)))
+        t.start()
+        t.join()
+        return box["r"]
+
+    return g
 
 
 # ---------------------------------------------------------------- 1.3.1 带泄漏 RNN 的雅可比矩阵
@@ -58,6 +77,42 @@ def test_leaky_jacobian_names_a_float32_result():
 
     result = sec03.check_leaky_jacobian(in_float32)
     assert not result and "float32" in result.message
+
+
+def _numpy_formula(h, h_prev, W, kappa):
+    hj, hp, Wn = h.numpy(), h_prev.numpy(), W.numpy()
+    s = (hj - (1 - kappa) * hp) / kappa
+    return (1 - kappa) * np.eye(len(hp)) + kappa * (1 - s**2)[:, None] * Wn
+
+
+@pytest.mark.parametrize("wrap", [torch.from_numpy, torch.tensor, lambda a: torch.from_numpy(a.copy()).clone()])
+def test_leaky_jacobian_accepts_the_formula_computed_in_numpy(wrap):
+    assert sec03.check_leaky_jacobian(lambda *a: wrap(_numpy_formula(*a)))
+
+
+def test_leaky_jacobian_rejects_autograd_moved_into_a_thread():
+    def by_jacrev(h, h_prev, W, kappa):
+        u = torch.atanh(_s(h, h_prev, kappa).clamp(-1 + 1e-16, 1 - 1e-16)) - W @ h_prev
+        return torch.func.jacrev(lambda x: (1 - kappa) * x + kappa * torch.tanh(u + W @ x))(h_prev)
+
+    result = sec03.check_leaky_jacobian(_in_thread(by_jacrev))
+    assert not result and "线程" in result.message
+
+
+@pytest.mark.xfail(strict=True, reason="NumPy 里的数值微分不经过 torch 的运算记录：检查只能核对结果，练习正文如实说明")
+def test_leaky_jacobian_cannot_see_numpy():
+    def numpy_complex_step(h, h_prev, W, kappa):
+        hj, hp, Wn = np.array(h.tolist()), np.array(h_prev.tolist()), np.array(W.tolist())
+        s = np.clip((hj - (1 - kappa) * hp) / kappa, np.nextafter(-1, 0), np.nextafter(1, 0))
+        u = np.arctanh(s) - Wn @ hp
+        J = np.empty((len(hp), len(hp)))
+        for k in range(len(hp)):
+            e = hp.astype(complex)
+            e[k] += 1e-30j
+            J[:, k] = ((1 - kappa) * e + kappa * np.tanh(u + Wn @ e)).imag / 1e-30
+        return torch.tensor(J.tolist(), dtype=torch.float64)
+
+    assert not sec03.check_leaky_jacobian(numpy_complex_step)
 
 
 def test_leaky_jacobian_rejects_autograd_even_when_the_numbers_are_right():
@@ -127,6 +182,52 @@ def test_clip_rejects_pytorchs_norm_used_only_to_get_the_total(via):
     assert not result and "现成的梯度裁剪" in result.message
 
 
+def _early_bound(params, max_norm, foreach=False):
+    total = float(early_clip_grad_norm_(params, max_norm, foreach=foreach))
+    if total > max_norm:
+        for p in params:
+            p.grad.mul_((total + 1e-6) / total)  # 抵消库里系数的 + 1e-6
+    return total
+
+
+def _private_total(params, max_norm):
+    total = float(early_get_total_norm([p.grad for p in params], foreach=False))
+    if total > max_norm:
+        for p in params:
+            p.grad.mul_(max_norm / total)
+    return total
+
+
+def _public_total(params, max_norm):
+    total = float(nn.utils.get_total_norm([p.grad for p in params]))
+    if total > max_norm:
+        for p in params:
+            p.grad.mul_(max_norm / total)
+    return total
+
+
+@pytest.mark.parametrize("answer", [_early_bound, lambda ps, m: _early_bound(ps, m, foreach=None), _private_total],
+                         ids=["early-bound-foreach-False", "early-bound-default", "private-_get_total_norm"])
+def test_clip_rejects_early_bound_and_private_library_clipping(answer):
+    result = sec03.check_clip_gradients(answer)
+    assert not result
+    assert "现成的梯度裁剪" in result.message or "_foreach_norm" in result.message
+
+
+def test_clip_rejects_library_clipping_moved_into_a_thread():
+    result = sec03.check_clip_gradients(_in_thread(_public_total))
+    assert not result and "线程" in result.message
+
+
+def test_clip_leaves_pytorchs_clipping_as_it_was():
+    code = torch.nn.utils.clip_grad._get_total_norm.__wrapped__.__code__
+    sec03.check_clip_gradients(_private_total)
+    assert torch.nn.utils.clip_grad._get_total_norm.__wrapped__.__code__ is code
+    p = torch.zeros(3, requires_grad=True)
+    p.grad = torch.tensor([3.0, 4.0, 0.0])
+    assert float(early_clip_grad_norm_([p], 1.0)) == 5.0 and math.isclose(float(p.grad.norm()), 1.0, rel_tol=1e-5)
+
+
 def test_clip_rejects_a_slightly_wrong_returned_norm():
     def off_by_a_little(params, max_norm):
         return _loop_clip(params, max_norm) + 9e-7  # 最小的一组总范数约 2e-4：差 0.4%
@@ -171,6 +272,30 @@ def test_saturation_accepts_a_tensor_of_norms():
     assert sec03.check_saturation(lambda W, U: _norms(W, U, as_tensor=True))
 
 
+def test_saturation_accepts_float32_inside_and_rejects_in_place_tampering():
+    def in_float32(W, U):
+        return _norms(W.float(), U.float())
+
+    def zero_inputs(W, U):  # 把传进来的 W_h、U 原地清零：参考值由检查自己的副本算，清零骗不了它
+        W.zero_()
+        U.zero_()
+        return [0.0] * len(U)
+
+    assert sec03.check_saturation(in_float32)
+    assert not sec03.check_saturation(zero_inputs)
+
+
+def test_saturation_rejects_column_scaling():
+    def columns(W, U):
+        h, out = torch.zeros(W.shape[0], dtype=W.dtype), []
+        for u in U:
+            h = torch.tanh(u + W @ h)
+            out.append(float(torch.linalg.matrix_norm((1 - h**2) * W, ord=2)))
+        return out
+
+    assert not sec03.check_saturation(columns)
+
+
 def test_saturation_rejects_the_upper_bound_max_slope():
     def max_slope(W, U):  # max(1 − h_j²)·‖W_h‖₂：对正交 W_h 恰好是 ‖J_j‖₂，一般只是上界
         h, out = torch.zeros(W.shape[0], dtype=W.dtype), []
@@ -180,7 +305,7 @@ def test_saturation_rejects_the_upper_bound_max_slope():
         return out
 
     result = sec03.check_saturation(max_slope)
-    assert not result and "上界" in result.message
+    assert not result and "上界" in result.message and "一般情况下只有 ≤" in result.message
 
 
 def test_saturation_names_the_old_state():
@@ -228,6 +353,18 @@ def test_gru_rejects_pytorchs_own_gru(via):
 
     result = sec03.check_gru_cell(fused)
     assert not result and "nn.GRUCell" in result.message
+
+
+def test_gru_rejects_grucell_moved_into_a_thread():
+    def fused(x, h, W_ih, W_hh, b_ih, b_hh):
+        cell = nn.GRUCell(x.shape[1], h.shape[1], dtype=x.dtype)
+        with torch.no_grad():
+            for p, v in zip((cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh), (W_ih, W_hh, b_ih, b_hh)):
+                p.copy_(v)
+            return cell(x, h)
+
+    result = sec03.check_gru_cell(_in_thread(fused))
+    assert not result and "线程" in result.message
 
 
 def test_gru_names_chos_original_reset_placement():
@@ -278,6 +415,47 @@ def test_tbptt_rejects_a_state_still_attached_and_a_reset_state():
     assert not reset and "零状态" in reset.message
 
 
+def test_tbptt_accepts_calling_the_optimizer_class_step():
+    def class_step(model, optimizer, x, y, state, max_norm):
+        logits, state = model(x, state)
+        loss = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+        optimizer.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        type(optimizer).step(optimizer)  # 不寻常，但仍是这个 optimizer 走了一步
+        return loss.item(), state.detach()
+
+    assert sec03.check_tbptt_step(class_step)
+
+
+def test_tbptt_rejects_hand_written_momentum_and_extra_steps():
+    def manual_momentum(model, optimizer, x, y, state, max_norm):  # 读出 lr 与 momentum，自己维护动量
+        logits, state = model(x, state)
+        loss = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+        for p in model.parameters():
+            p.grad = None
+        loss.backward()
+        total = torch.cat([p.grad.flatten() for p in model.parameters()]).norm()
+        coef = min(1.0, max_norm / (float(total) + 1e-6))
+        group = optimizer.param_groups[0]
+        with torch.no_grad():
+            for p in model.parameters():
+                grad = p.grad * coef
+                buf = getattr(p, "_buf", None)
+                p._buf = buf = grad.clone() if buf is None else buf.mul_(group["momentum"]).add_(grad)
+                p -= group["lr"] * buf
+        return loss.item(), state.detach()
+
+    def two_steps(*args):
+        out = _tbptt(*args)
+        args[1].step()
+        return out
+
+    for answer, times in ((manual_momentum, "0 次"), (two_steps, "2 次")):
+        result = sec03.check_tbptt_step(answer)
+        assert not result and "optimizer.step()" in result.message and times in result.message
+
+
 def test_tbptt_rejects_an_update_that_bypasses_the_optimizer():
     def manual_sgd(model, optimizer, x, y, state, max_norm):
         logits, state = model(x, state)
@@ -297,4 +475,54 @@ def test_tbptt_rejects_an_update_that_bypasses_the_optimizer():
 def test_every_check_in_the_section_is_covered_here():
     checks = {name for name in dir(sec03) if name.startswith("check_")}
     assert checks == {"check_leaky_jacobian", "check_clip_gradients", "check_saturation", "check_gru_cell",
-                      "check_tbptt_step"}
+                      "check_tbptt_step", "check_neutral_scale"}
+
+
+# ---------------------------------------------------------------- 1.3.7 正交线性 RNN 的中性倍数
+def _bisect(grad_norm):
+    """纯实验：对 ω 二分，直到一步的范数跨过 1（不用推导，但要测几十次）。"""
+    lo, hi = 1.0, 1.0
+    while grad_norm(hi, 1) < 1:
+        hi *= 2
+    while grad_norm(lo, 1) > 1:
+        lo /= 2
+    for _ in range(60):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if grad_norm(mid, 1) > 1 else (mid, hi)
+    return math.sqrt(lo * hi)
+
+
+@pytest.mark.parametrize("answer", [
+    lambda gn: 1 / gn(1.0, 1),
+    lambda gn: gn(1.0, 20) ** (-1 / 20),  # 由 20 步的测量开 20 次方
+    lambda gn: torch.tensor(0.5) / gn(0.5, 1),  # 0 维张量也行
+    lambda gn: np.float64(3.0) / gn(3.0, 1),
+    _bisect,
+], ids=["one-shot", "r-th-root", "tensor", "numpy", "bisection"])
+def test_neutral_scale_accepts_any_route_to_one_over_g(answer):
+    assert sec03.check_neutral_scale(answer)
+
+
+@pytest.mark.parametrize("answer, hint", [
+    (lambda gn: 1.0, "你返回了 1"),  # 照抄正文的 g = 1
+    (lambda gn: gn(1.0, 1), "方向反了"),
+    (lambda gn: 1 / gn(1.0, 10), "10 次"),  # 忘了开方
+    (lambda gn: 1 / gn(1.0, 1) * 1.001, "不是 1"),
+    (lambda gn: [1 / gn(1.0, 1)], "应返回一个数"),
+])
+def test_neutral_scale_rejects_wrong_answers(answer, hint):
+    result = sec03.check_neutral_scale(answer)
+    assert not result and hint in result.message
+
+
+def test_neutral_scale_stops_an_endless_search_and_bad_arguments():
+    def endless(gn):
+        omega = 1.0
+        while True:
+            omega *= 0.999
+            gn(omega, 1)
+
+    too_many = sec03.check_neutral_scale(endless)
+    assert not too_many and "100 次" in too_many.message
+    bad = sec03.check_neutral_scale(lambda gn: gn(-1.0, 1))
+    assert not bad and "正数" in bad.message

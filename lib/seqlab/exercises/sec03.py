@@ -1,14 +1,21 @@
 """第 1.3 节练习的自动检查。参考值一律由 autograd 或 PyTorch 自带的模块现算，不引用书里的实现。
 
 “不许用某某”的约束由 ``call_tracing_torch`` 看学生函数调用了哪些张量运算来执行：自动求导显示为 ``grad``、
-``backward``（``jacfwd`` 是 ``_make_dual``）。``clip_grad_norm_``、``get_total_norm``、``clip_grads_with_norm_``
-是普通的 Python 函数，运算记录里本来看不见它们：检查期间它们被换成先调用一个记号运算
-（``library_clip_grad``）的版本，于是记录里留下它的名字（评分时的记录与重放也一样）。"""
+``backward``（``jacfwd`` 是 ``_make_dual``）。``clip_grad_norm_`` 与它在内部用的 ``_get_total_norm``、
+``_clip_grads_with_norm_``（公开名 ``get_total_norm``、``clip_grads_with_norm_``）是普通的 Python 函数，运算记录里
+本来看不见它们：检查期间这几个函数的函数体被换成先调用一个记号运算（``library_clip_grad``）再照原样计算的版本，
+换的是函数对象本身，所以事先绑定的名字（``from torch.nn.utils import clip_grad_norm_``）也会留下记号。
+同样，1.3.6 传进去的 optimizer 每走一步（``step``）都留下记号运算 ``optimizer_step``。
+
+记录只看得见学生函数在本线程里调用的 torch 运算：把数据转成 NumPy、在 PyTorch 之外算，检查看不见过程，
+只能核对结果（练习正文与教师指南都这样说明）。"""
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import math
+import types
 
 import torch
 from torch import nn
@@ -29,32 +36,50 @@ def library_clip_grad(x):
     return x
 
 
-CLIP_FUNCTIONS = ("clip_grad_norm_", "clip_grads_with_norm_", "get_total_norm")
+CLIP_FUNCTIONS = ("_get_total_norm", "_clip_grads_with_norm_", "clip_grad_norm_", "clip_grad_norm")
+
+
+def _mark_clip():
+    library_clip_grad(torch.zeros(()))
 
 
 @contextlib.contextmanager
 def _clip_functions_marked():
-    """检查学生函数的那一会儿，让 ``torch.nn.utils`` 里三个与梯度裁剪有关的函数被调用时留下 ``library_clip_grad``。
-    ``clip_grad_norm_`` 在内部按模块里的名字调用另外两个，所以早先绑定的 ``clip_grad_norm_`` 也逃不掉。"""
+    """检查学生函数的那一会儿，让 ``torch.nn.utils.clip_grad`` 里与梯度裁剪有关的函数被调用时留下 ``library_clip_grad``。
+
+    换的是每个函数（``_no_grad`` 包装里面那一层）的 ``__code__``：新的函数体先调用记号运算，再调用原函数体的一份副本。
+    公开名 ``get_total_norm``、``clip_grads_with_norm_`` 就是 ``_get_total_norm``、``_clip_grads_with_norm_`` 本身，
+    ``clip_grad_norm_`` 在里面调用这两个；事先绑定的名字指向同一个函数对象，所以也逃不掉。"""
     from torch.nn.utils import clip_grad
 
-    modules = (torch.nn.utils, clip_grad)
-    originals = [(m, name, getattr(m, name)) for m in modules for name in CLIP_FUNCTIONS if hasattr(m, name)]
-
-    def marked(original):
-        def function(*args, **kwargs):
-            library_clip_grad(torch.zeros(()))
-            return original(*args, **kwargs)
-
-        return function
-
+    namespace = vars(clip_grad)
+    saved = []
+    for name in CLIP_FUNCTIONS:
+        inner = inspect.unwrap(getattr(clip_grad, name, None) or _mark_clip)
+        if not isinstance(inner, types.FunctionType) or inner.__code__.co_freevars or inner.__globals__ is not namespace:
+            continue  # 这一版 PyTorch 的写法不同：这个函数不换
+        copy = types.FunctionType(inner.__code__, inner.__globals__, inner.__name__, inner.__defaults__, inner.__closure__)
+        copy.__kwdefaults__ = inner.__kwdefaults__
+        saved.append((inner, inner.__code__, inner.__defaults__, inner.__kwdefaults__, f"_seqlab_original_{name}", copy))
     try:
-        for m, name, original in originals:
-            setattr(m, name, marked(original))
+        namespace["_seqlab_mark_clip"] = _mark_clip
+        for inner, _code, _defaults, _kwdefaults, key, copy in saved:
+            namespace[key] = copy
+            inner.__code__ = _marked_code(key)
+            inner.__defaults__, inner.__kwdefaults__ = None, None
         yield
     finally:
-        for m, name, original in originals:
-            setattr(m, name, original)
+        for inner, code, defaults, kwdefaults, key, _copy in saved:
+            inner.__code__, inner.__defaults__, inner.__kwdefaults__ = code, defaults, kwdefaults
+            namespace.pop(key, None)
+        namespace.pop("_seqlab_mark_clip", None)
+
+
+def _marked_code(key: str) -> types.CodeType:
+    """``def marked(*args, **kwargs): _seqlab_mark_clip(); return <key>(*args, **kwargs)`` 的代码对象。"""
+    local: dict = {}
+    exec(f"def marked(*args, **kwargs):\n    _seqlab_mark_clip()\n    return {key}(*args, **kwargs)\n", {}, local)
+    return local["marked"].__code__
 
 
 def _leaky_case(seed: int, d: int, kappa: float, saturate: bool = False):
@@ -164,7 +189,8 @@ def check_clip_gradients(clip_gradients):
     """学生函数 ``clip_gradients(params, max_norm) -> float``：把各参数 ``.grad`` 的总范数裁剪到 ``max_norm``
     （``p.grad.mul_(…)`` 或 ``p.grad = …`` 都行：检查看到的是调用之后每个参数的 ``.grad``），返回裁剪前的总范数（Python 浮点数）。
 
-    不许用 ``clip_grad_norm_``（也不许借 ``get_total_norm`` 求范数）：检查期间它们留下记号运算 ``library_clip_grad``。
+    不许用 ``clip_grad_norm_``（也不许借 ``get_total_norm``、``_get_total_norm`` 求范数）：检查期间它们留下记号运算
+    ``library_clip_grad``（见 ``_clip_functions_marked``）。
     手写的 ``max_norm / (总范数 + 1e-6)`` 由最后一组很小的梯度认出：裁剪后的总范数差了约 1%，
     而题目要的是恰好等于 ``max_norm``。训练那一段沿按定义裁剪的参考轨迹走，判的是每一步的裁剪，不判收敛。
     """
@@ -185,8 +211,8 @@ def check_clip_gradients(clip_gradients):
             fail(f"应返回一个 Python 浮点数（裁剪之前的总范数），你返回的是 {type(got_norm).__name__}。"
                  "张量可以用 float(…) 或 .item() 转成浮点数。")
         if trace.used("library_clip_grad"):
-            fail("你的函数调用了 torch.nn.utils 里现成的梯度裁剪（clip_grad_norm_、get_total_norm 或 "
-                 "clip_grads_with_norm_），哪怕只是借它求总范数。题目要你自己写：算出所有梯度拼成的长向量的 2-范数，"
+            fail("你的函数调用了 torch.nn.utils 里现成的梯度裁剪（clip_grad_norm_、get_total_norm、clip_grads_with_norm_ "
+                 "或它们在里面用的 _get_total_norm、_clip_grads_with_norm_），哪怕只是借它求总范数。题目要你自己写：算出所有梯度拼成的长向量的 2-范数，"
                  "超过 max_norm 时把每个 .grad 乘上同一个系数。")
         used = trace.used("_foreach_norm", "_foreach_mul_", "_foreach_mul")
         if used:
@@ -283,8 +309,8 @@ def check_saturation(jacobian_norms):
     跑 ``T = len(U)`` 步，返回每一步的 ``‖J_j‖₂``。"""
     d, T = 6, 25
     g = torch.Generator().manual_seed(3)
-    # 非正规的 W_h，谱范数缩放到 1：对正交矩阵，‖diag(s) W_h‖₂ 恰好等于 max(s)，只算 max(1 − h_j²) 也能蒙对；
-    # 对这样的矩阵两者不同，只有真的把 diag(1 − h_j²) W_h 乘出来、求谱范数才对。
+    # 非正规的 W_h，谱范数缩放到 1：对正交矩阵，‖diag(s) W_h‖₂ 恰好等于 max(s)，只算 max(1 − h_j²) 也能蒙对
+    # （s 各分量相等、W_h 是对角矩阵等情形也相等）；对这里的矩阵两者不同，只有真的乘出来、求谱范数才对。
     G = torch.randn(d, d, generator=g, dtype=torch.float64)
     Q = G / torch.linalg.matrix_norm(G, ord=2)
     Z = torch.randn(T, d, generator=g, dtype=torch.float64)
@@ -307,8 +333,8 @@ def check_saturation(jacobian_norms):
             fail("有的范数恰好是 1 = ‖W_h‖₂：你可能忘了乘 tanh 的导数 diag(1 - h_j²)。")
         slope_max = _reference_slope_max(Q, U)
         if all(math.isclose(a, m, rel_tol=1e-9) for a, m in zip(got, slope_max)):
-            fail("你返回的是 max(1 − h_j²)（或它乘 ‖W_h‖₂ = 1）：那只是 ‖J_j‖₂ 的上界。只有 W_h 是正交矩阵时两者才相等；"
-                 "这里的 W_h 不是，要真的把 J_j = diag(1 − h_j²) W_h 乘出来再求谱范数。")
+            fail("你返回的是 max(1 − h_j²)（或它乘 ‖W_h‖₂ = 1）：那只是 ‖J_j‖₂ 的上界。W_h 正交时两者一定相等，"
+                 "一般情况下只有 ≤；这里的 W_h 下两者不同，要真的把 J_j = diag(1 − h_j²) W_h 乘出来再求谱范数。")
         for j, (a, b) in enumerate(zip(got, want)):
             expect_close(a, b, f"输入幅度 {scale} 时第 {j + 1} 步的 ‖J_j‖₂", tol=1e-6)
         means[scale] = sum(got) / T
@@ -399,6 +425,20 @@ def _optimizer(model):
     return torch.optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
 
 
+@torch.overrides.wrap_torch_function(_marker_dispatch)
+def optimizer_step(x):
+    """一个什么也不做的“运算”：检查交给学生的 optimizer 每走一步（``step``）调用它一次，步数由此进入运算记录。"""
+    return x
+
+
+def _counted_optimizer(model):
+    """``_optimizer``，外加一个 step 之后的钩子：每次 ``optimizer.step()`` 在运算记录里留下一次 ``optimizer_step``
+    （钩子挂在 PyTorch 包装 step 的那一层，``torch.optim.SGD.step(optimizer)`` 这样调用也会留下）。"""
+    opt = _optimizer(model)
+    opt.register_step_post_hook(lambda *_: optimizer_step(torch.zeros(())))
+    return opt
+
+
 @checker(
     "1.3.6",
     "截断的沿时间反向传播：一步训练",
@@ -407,7 +447,8 @@ def _optimizer(model):
     minutes=15,
 )
 def check_tbptt_step(tbptt_step):
-    """学生函数 ``tbptt_step(model, optimizer, x, y, state, max_norm) -> (loss: float, state)``。"""
+    """学生函数 ``tbptt_step(model, optimizer, x, y, state, max_norm) -> (loss: float, state)``。
+    每一段里 ``optimizer.step()`` 必须恰好调用一次（``_counted_optimizer`` 的记号运算数出来）。"""
     g = torch.Generator().manual_seed(36)
     stream = torch.randint(11, (3, 4 * 8 + 1), generator=g)
     chunks = [(stream[:, i : i + 8], stream[:, i + 1 : i + 9]) for i in range(0, 32, 8)]
@@ -422,10 +463,14 @@ def check_tbptt_step(tbptt_step):
     reset_losses, _ = _reference_tbptt(fresh(), chunks, max_norm, carry=False)
     unclipped_losses, _ = _reference_tbptt(fresh(), chunks, max_norm, clip=False)
     model = fresh()
-    opt = _optimizer(model)
+    opt = _counted_optimizer(model)
     state, losses = None, []
     for k, (x, y) in enumerate(chunks):
-        out = call(tbptt_step, model, opt, x, y, state, max_norm)
+        out, trace = call_tracing_torch(tbptt_step, model, opt, x, y, state, max_norm)
+        steps = trace.calls.get("optimizer_step", 0)
+        if steps != 1:
+            fail(f"第 {k + 1} 段里 optimizer.step() 被调用了 {steps} 次，应当恰好 1 次：参数要由传进来的 optimizer "
+                 "更新（它带动量），不要自己写 p -= lr * p.grad，也不要一段走好几步。")
         expect(isinstance(out, tuple) and len(out) == 2, "应返回两项：（这一段的损失，传给下一段的状态）。")
         loss, state = out
         expect(isinstance(loss, float), f"损失应是一个 Python 浮点数（loss.item()），你返回的是 {type(loss).__name__}。")
@@ -449,3 +494,100 @@ def check_tbptt_step(tbptt_step):
             f"梯度却只在一段之内流动。要是每段都从零状态开始，第 2 段的损失会是 {reset_losses[1]:.3f} 而不是 "
             f"{losses[1]:.3f}：这里的字是随机的、模型也没训练，两者只差一点；在真实文本上，传下去的状态带着"
             "段落边界之前的上下文。")
+
+
+MAX_GRAD_NORM_CALLS = 100
+MAX_DISTANCE = 1000
+
+
+def _scaled_orthogonal(seed: int, d: int, g: float) -> torch.Tensor:
+    """``g·Q``：Q 是由 QR 分解得到的随机正交矩阵（按 R 的对角元定号，使它在正交矩阵里均匀分布）。"""
+    G = torch.randn(d, d, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    Q, R = torch.linalg.qr(G)
+    return g * Q * torch.sign(torch.diagonal(R))
+
+
+class _GradNorm:
+    """练习 1.3.7 交给学生的测量：线性 RNN ``h_t = ω W_h h_{t−1} + u_t`` 跨 ``r`` 步的 ``‖∂h_t/∂h_{t−r}‖₂``。
+
+    按链式法则把 ``r`` 个一步雅可比矩阵 ``∂h_j/∂h_{j−1} = ω W_h`` 连乘起来，再求谱范数；顺便数学生测了几次。"""
+
+    def __init__(self, W_h: torch.Tensor) -> None:
+        self.W_h = W_h
+        self.asked: list[tuple] = []
+
+    def __call__(self, omega, r):
+        self.asked.append((omega, r))
+        if len(self.asked) > MAX_GRAD_NORM_CALLS:
+            fail(f"你已经测了 {MAX_GRAD_NORM_CALLS} 次还没停下。先推一推 ‖∂h_t/∂h_{{t−r}}‖₂ 与 ω、r 的关系："
+                 "知道了它的形式，测一两次就够了。")
+        if isinstance(omega, torch.Tensor) and omega.numel() == 1:
+            omega = omega.item()
+        if isinstance(omega, bool) or not isinstance(omega, (int, float)) or not math.isfinite(omega) or omega <= 0:
+            fail(f"grad_norm 的第一个参数 ω 应是一个有限的正数，你传入的是 {omega!r}。")
+        if isinstance(r, bool) or not isinstance(r, int) or not 1 <= r <= MAX_DISTANCE:
+            fail(f"grad_norm 的第二个参数 r 应是 1 到 {MAX_DISTANCE} 之间的整数，你传入的是 {r!r}。")
+        return _product_norm(float(omega) * self.W_h, r)
+
+
+def _product_norm(J: torch.Tensor, r: int) -> float:
+    """``‖J^r‖₂``：一步一步连乘，每步把乘积缩放回最大元为 1、尺度另记在对数里，超出浮点范围时返回 inf 或 0。"""
+    P, log_scale = torch.eye(J.shape[0], dtype=J.dtype), 0.0
+    for _ in range(r):
+        P = J @ P
+        top = float(P.abs().max())
+        if not math.isfinite(top):
+            return math.inf
+        if top == 0.0:
+            return 0.0
+        P, log_scale = P / top, log_scale + math.log(top)
+    log_norm = log_scale + math.log(float(torch.linalg.matrix_norm(P, ord=2)))
+    return math.exp(log_norm) if log_norm < 709 else math.inf
+
+
+@checker(
+    "1.3.7",
+    "正交的线性 RNN：不消失也不爆炸的尺度",
+    objective="推出 W_h = gQ 时 ‖∂h_t/∂h_{t−r}‖₂ = (ωg)^r，用测量找出让梯度既不消失也不爆炸的倍数 ω = 1/g",
+    difficulty=1,
+    minutes=15,
+)
+def check_neutral_scale(neutral_scale):
+    """学生函数 ``neutral_scale(grad_norm) -> float``。``grad_norm(omega, r)`` 量的是线性 RNN
+    ``h_t = ω W_h h_{t−1} + u_t`` 的 ``‖∂h_t/∂h_{t−r}‖₂``，``W_h = gQ``（Q 正交，g 不告诉学生）；
+    要返回使它对每个 r 都等于 1 的 ω（即 1/g，相对误差 1e-6 以内）。每一例的 g 都不同，背下 1 不行。"""
+    cases = ((0, 4, 0.37), (1, 6, 1.9), (2, 8, 1.0), (3, 5, 12.5))
+    for seed, d, g in cases:
+        W_h = _scaled_orthogonal(seed, d, g)
+        grad_norm = _GradNorm(W_h.clone())
+        got = call(neutral_scale, grad_norm)
+        try:
+            omega = float(got)
+        except (TypeError, ValueError, RuntimeError):
+            fail(f"应返回一个数（倍数 ω），你返回的是 {type(got).__name__}。")
+        expect(math.isfinite(omega) and omega > 0, f"ω 应是一个有限的正数，你返回的是 {omega!r}。")
+        if math.isclose(omega, 1 / g, rel_tol=1e-6):
+            continue
+        if g != 1 and math.isclose(omega, 1.0, rel_tol=1e-6):
+            fail("你返回了 1：那只在 W_h 本身恰好正交时才对。这里的 W_h 是正交矩阵乘上一个不告诉你的数 g，"
+                 "先用 grad_norm 量一量 ω = 1 时的范数。")
+        if math.isclose(omega, g, rel_tol=1e-6):
+            fail(f"你返回的 ω = {omega:.6g} 正好是 W_h 自己的倍数 g，方向反了：ω = 1 时梯度每一步乘上 g，"
+                 "要让 ωg = 1，ω 应是它的倒数。")
+        hint = ""
+        for r in range(2, MAX_DISTANCE + 1) if g != 1 else ():
+            log_g = math.log(g)  # 在对数里比较：g 的 1000 次幂会超出浮点范围
+            if any(abs(math.log(omega) - value) < 1e-6 for value in (-r * log_g, r * log_g, -log_g / r)):
+                hint = (f"你的 ω 与 g 的 {r} 次幂（或 {r} 次方根）有关：跨 r 步的范数是一步的倍数连乘 r 次，"
+                        "由 r 步的测量反推一步的倍数要开 r 次方。")
+                break
+        fail(f"d = {d} 的这一例里，你的 ω = {omega:.6g} 使梯度每一步乘上 {omega * g:.6g}，"
+             f"100 步后是 {_product_norm(omega * W_h, 100):.3g} 倍，不是 1。{hint}"
+             "提示：推一推 W_h = gQ 时 ‖∂h_t/∂h_{t−r}‖₂ 与 ω、g、r 的关系。")
+    # ω 偏离 1% 会怎样：检查自己的测量，ω 取正确值的 1 ± 1%
+    W_h = _scaled_orthogonal(1, 6, 1.9)
+    far = {(f, r): _product_norm(f / 1.9 * W_h, r) for f in (0.99, 1.0, 1.01) for r in (100, 1000)}
+    return (f"四个不同的 g 都找对了（例如 g = 1.9 时 ω = {1 / 1.9:.6f}）。用对的 ω，1000 步之后 ‖∂h_t/∂h_{{t−r}}‖₂ "
+            f"仍是 {far[(1.0, 1000)]:.6f}；ω 偏大 1%，100 步后变成 {far[(1.01, 100)]:.2f} 倍、1000 步后 "
+            f"{far[(1.01, 1000)]:.3g} 倍；偏小 1%，分别只剩 {far[(0.99, 100)]:.3f} 与 {far[(0.99, 1000)]:.2g}。"
+            "“既不消失也不爆炸”只在 ωg = 1 这一点上成立，像一道刀刃；换成 tanh，饱和只会让范数更小。")
