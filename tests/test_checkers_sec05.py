@@ -228,7 +228,7 @@ def _hard_coded_checked_once(measure, budget):
 
 
 def test_first_length_over_rejects_a_known_answer():
-    sec05.attention_peak.cache_clear()
+    sec05._attention_peak.cache_clear()
     for answer in (_hard_coded, _hard_coded_checked_once):
         result = sec05.check_first_length_over(answer)
         assert not result.passed and "没有测过" in result.message
@@ -252,11 +252,11 @@ def test_first_length_over_accepts(answer):
 def test_attention_peak_does_not_depend_on_which_length_is_measured_first(first):
     """建这一层的内存不能算进第一次测量：不管先测哪个长度，每个长度的读数都一样。"""
     lengths = (1, 2, 164, 165, 166, 2048)
-    sec05.attention_peak.cache_clear()
+    sec05._attention_peak.cache_clear()
     sec05._attention_layer.cache_clear()
     sec05.attention_peak(first)
     after_first = {S: sec05.attention_peak(S) for S in lengths}
-    sec05.attention_peak.cache_clear()
+    sec05._attention_peak.cache_clear()
     reversed_order = {S: sec05.attention_peak(S) for S in reversed(lengths)}
     assert after_first == reversed_order
     assert after_first[1] < after_first[2] < after_first[164] < after_first[165] < after_first[166]
@@ -269,7 +269,7 @@ def test_a_guess_measured_first_is_still_rejected():
         measure(164)
         return 165 if budget == 256 * 1024 else _double_then_bisect(measure, budget)
 
-    sec05.attention_peak.cache_clear()
+    sec05._attention_peak.cache_clear()
     sec05._attention_layer.cache_clear()
     assert not _passes(sec05.check_first_length_over, guess)
 
@@ -639,3 +639,270 @@ def test_tiled_reference_counts_blocks_by_brute_force():
 def test_linear_scan_names_an_aten_closed_form():
     message = sec05.check_linear_scan(lambda a, b: [b, torch.ops.aten.cumsum.default(b, 0)]).message
     assert "cumsum" in message and "default" not in message
+
+
+# ---------------------------------------------------------------- 终检第二轮找到的漏洞（每个攻击都必须被拒绝）
+def _behind_len(work):
+    """把 ``work()`` 放进 ``torch.tensor`` 读序列长度时回头调用的 ``__len__`` 里：运算记录看不见它。"""
+    box = {}
+
+    class Seq:
+        def __len__(self):
+            box["r"] = work()
+            return 1
+
+        def __getitem__(self, i):
+            if i:
+                raise IndexError
+            return 0.0
+
+    torch.tensor(Seq())
+    return box["r"]
+
+
+def _attention_softmax_behind_len(X, W_Q, W_K, W_V):
+    return _behind_len(lambda: torch.softmax(X @ W_Q @ (X @ W_K).T / math.sqrt(W_K.shape[1]), -1) @ (X @ W_V))
+
+
+def _attention_forward_mode(X, W_Q, W_K, W_V):
+    """前向模式的自动求导：logsumexp 沿第 j 列的方向导数就是 softmax 的第 j 列。"""
+    import torch.autograd.forward_ad as fwAD
+
+    _, _, V, s = _scores(X, W_Q, W_K, W_V)
+    columns = []
+    for j in range(s.shape[0]):
+        tangent = torch.zeros_like(s)
+        tangent[:, j] = 1
+        with fwAD.dual_level():
+            columns.append(fwAD.unpack_dual(torch.logsumexp(fwAD.make_dual(s, tangent), -1)).tangent)
+    return torch.stack(columns, -1) @ V
+
+
+def _attention_forward_mode_private(X, W_Q, W_K, W_V):
+    """同上，改用 PyTorch 内部的 torch._make_dual / torch._unpack_dual。"""
+    _, _, V, s = _scores(X, W_Q, W_K, W_V)
+    columns = []
+    for j in range(s.shape[0]):
+        tangent = torch.zeros_like(s)
+        tangent[:, j] = 1
+        level = torch._C._enter_dual_level()
+        columns.append(torch._unpack_dual(torch.logsumexp(torch._make_dual(s, tangent, level=level), -1), level=level)[1])
+        torch._C._exit_dual_level(level=level)
+    return torch.stack(columns, -1) @ V
+
+
+class _OrderedLiar(torch.Tensor):
+    """全 0 的错误答案，它的 allclose 对前两次（诊断用的）比较说“不等”，对第三次（判定用的）说“相等”。"""
+
+    calls = [0]
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if getattr(func, "__name__", "") == "allclose":
+            me = args[0] if isinstance(args[0], _OrderedLiar) else args[1]
+            cls.calls[0] += 1
+            return me.shape[0] == 1 or cls.calls[0] % 3 == 0
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+    def __format__(self, spec):
+        return format(float(self.as_subclass(torch.Tensor).reshape(-1)[0]), spec)
+
+
+def _attention_liar(X, W_Q, W_K, W_V):
+    _OrderedLiar.calls[0] = 0
+    return torch.zeros(X.shape[0], W_V.shape[1], dtype=X.dtype).as_subclass(_OrderedLiar)
+
+
+class _AgreeingLiar(torch.Tensor):
+    """和普通张量比，equal、allclose、all 一律说“是”；两个它自己的实例相比却说“不等”（骗过“每项都一样”的诊断）。"""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", "")
+        if name in ("equal", "allclose"):
+            return not all(isinstance(a, _AgreeingLiar) for a in args[:2])
+        if name == "all":
+            return torch.tensor(True)
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+    def __format__(self, spec):
+        return format(float(self.as_subclass(torch.Tensor).reshape(-1)[0]), spec)
+
+
+def _scan_liar(a, b):
+    return [torch.zeros_like(b).as_subclass(_AgreeingLiar) for _ in range((a.shape[0] - 1).bit_length() + 1)]
+
+
+def _mask_liar(scores):
+    return torch.zeros_like(scores).as_subclass(_AgreeingLiar)
+
+
+def _scan_behind_len(a, b):
+    """逐位置的循环加上 (S, S, d) 的闭式系数，整个藏进 __len__：既不是倍增，也超出了运算次数。"""
+    return _behind_len(lambda: [b.clone()] + sec05._window_scans(a, b, (a.shape[0] - 1).bit_length())[1:])
+
+
+HOLES = [
+    (sec05.check_self_attention, _attention_softmax_behind_len),
+    (sec05.check_self_attention, _attention_forward_mode),
+    (sec05.check_self_attention, _attention_forward_mode_private),
+    (sec05.check_self_attention, _attention_liar),
+    (sec05.check_mask_future, _mask_liar),
+    (sec05.check_linear_scan, _scan_behind_len),
+    (sec05.check_linear_scan, _scan_liar),
+]
+HOLE_IDS = ["attention-behind-len", "attention-forward-ad", "attention-forward-ad-private", "attention-liar",
+            "mask-liar", "scan-behind-len", "scan-liar"]
+
+
+@pytest.mark.parametrize(("check", "answer"), HOLES, ids=HOLE_IDS)
+def test_evasions_are_rejected_directly_and_after_replay(check, answer):
+    direct = check(answer)
+    data = json.loads(json.dumps(recording.record(check, [answer])))
+    replayed = recording.judge(check, data)
+    assert not direct.passed and not replayed.passed
+    assert replayed.message == direct.message
+
+
+def test_forward_mode_autograd_is_named():
+    message = sec05.check_self_attention(_attention_forward_mode).message
+    assert "自动求导" in message and "make_dual" in message
+
+
+def _linear_search_through_raw(measure, budget):
+    """一个一个地试，用的是包装里露出来的、不计数的测量函数；最后只用计数的 measure 测 S − 1 与 S。"""
+    raw = measure.measure
+    S = 1
+    while raw(S) <= budget:
+        S += 1
+    if S > 1:
+        measure(S - 1)
+    measure(S)
+    return S
+
+
+def _linear_search_forgetting(measure, budget):
+    """一个一个地试，每测 30 次就删掉问过的长度的记录（原地改动检查给的回调）。"""
+    S = 1
+    while True:
+        if len(measure.asked) >= 30:
+            del measure.asked[:-1]
+        if measure(S) > budget:
+            return S
+        S += 1
+
+
+def _closure_cell(fn, kind):
+    return next(c for c in fn.__closure__ if isinstance(c.cell_contents, kind))
+
+
+def _linear_search_clearing_the_closure(measure, budget):
+    """翻进闭包，把问过的长度的列表原地清空：次数只能往上数，记录对不上就被发现。"""
+    asked = _closure_cell(measure, list).cell_contents
+    S = 1
+    while True:
+        if len(asked) >= 30:
+            del asked[:-1]
+        if measure(S) > budget:
+            return S
+        S += 1
+
+
+def _linear_search_resetting_the_count(measure, budget):
+    """翻进闭包，把计数换成新的 itertools.count：检查手里留着原来那个，记录照样对不上。"""
+    import itertools
+
+    cell = _closure_cell(measure, itertools.count)
+    S = 1
+    while True:
+        cell.cell_contents = itertools.count(1)
+        if measure(S) > budget:
+            return S
+        S += 1
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [_linear_search_through_raw, _linear_search_forgetting, _linear_search_clearing_the_closure,
+     _linear_search_resetting_the_count],
+    ids=["raw-measure", "forget-asked", "clear-closure-list", "reset-closure-count"],
+)
+def test_first_length_over_rejects_uncounted_measurements(answer):
+    sec05._attention_peak.cache_clear()
+    assert not _passes(sec05.check_first_length_over, answer)
+    data = json.loads(json.dumps(recording.record(sec05.check_first_length_over, [answer])))
+    assert not recording.judge(sec05.check_first_length_over, data).passed
+
+
+def test_first_length_over_hands_out_a_plain_function():
+    seen = []
+    sec05.check_first_length_over(lambda measure, budget: seen.append(measure) or 1)
+    assert seen and all(type(m).__name__ == "function" and not vars(m) for m in seen)
+    assert not any(cell.cell_contents in (sec05._synthetic_peak, sec05.attention_peak)
+                   for m in seen for cell in m.__closure__)
+
+
+def _double_then_bisect_numpy_lengths(measure, budget):
+    """不寻常但正确：测量时传入的长度是 NumPy 的整数。"""
+    import numpy as np
+
+    hi = np.int64(1)
+    while measure(hi) <= budget:
+        hi *= 2
+    lo = hi // 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if measure(mid) > budget else (mid, hi)
+    return hi
+
+
+def test_first_length_over_accepts_numpy_lengths_directly_and_after_replay():
+    assert _passes(sec05.check_first_length_over, _double_then_bisect_numpy_lengths)
+    data = json.loads(json.dumps(recording.record(sec05.check_first_length_over, [_double_then_bisect_numpy_lengths])))
+    assert recording.judge(sec05.check_first_length_over, data).passed
+
+
+def _scan_with_rows(take):
+    """不寻常但正确：每轮用 ``take(x, src)`` 取出第 t − Δ 行（src 为负的行随后用 where 挡掉）。"""
+    def scan(a, b):
+        S, history, k = a.shape[0], [b.clone()], 1
+        while k < S:
+            keep = torch.arange(S) >= k
+            src = torch.where(keep, torch.arange(S) - k, 0)
+            keep = keep[:, None]
+            b_prev, a_prev = take(b, src), take(a, src)
+            b = torch.where(keep, a * b_prev + b, b)
+            a = torch.where(keep, a * a_prev, a)
+            history.append(b)
+            k *= 2
+        return history
+
+    return scan
+
+
+def _scan_flipped(a, b):
+    """不寻常但正确：先把序列翻转，在翻转后的序列上向后合并，每轮结果再翻回来。"""
+    a, b = a.flip(0), b.flip(0)
+    history, k = [b.flip(0)], 1
+    while k < a.shape[0]:
+        b = torch.cat([a[:-k] * b[k:] + b[:-k], b[-k:]])
+        a = torch.cat([a[:-k] * a[k:], a[-k:]])
+        history.append(b.flip(0))
+        k *= 2
+    return history
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        _scan_with_rows(lambda x, src: x.index_select(0, src)),
+        _scan_with_rows(lambda x, src: torch.gather(x, 0, src[:, None].expand_as(x))),
+        _scan_with_rows(lambda x, src: torch.take_along_dim(x, src[:, None], 0)),
+        _scan_flipped,
+    ],
+    ids=["index_select", "gather", "take_along_dim", "flip"],
+)
+def test_linear_scan_accepts_row_selection_and_flips(answer):
+    assert _passes(sec05.check_linear_scan, answer)
+    data = json.loads(json.dumps(recording.record(sec05.check_linear_scan, [answer])))
+    assert recording.judge(sec05.check_linear_scan, data).passed

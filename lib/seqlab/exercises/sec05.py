@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import math
+import operator
 import re
+from collections.abc import Callable
 from functools import cache
 
 import torch
@@ -17,7 +20,9 @@ from seqlab.measure import peak_memory_bytes
 # seqlab.attention 里的函数也调用 torch.softmax，所以用库来答题同样会被认出来。
 READY_MADE = ("softmax", "softmin", "attention")
 # 借自动求导得到 softmax（logsumexp 的梯度就是 softmax）同样不算自己写：按名字的一整段匹配。
-AUTOGRAD = ("grad", "backward", "vjp", "jvp", "jacrev", "jacfwd")
+# 反向模式（grad、backward）与前向模式（对偶数：make_dual / unpack_dual 及其带下划线的内部版本）都算。
+AUTOGRAD = ("grad", "backward", "vjp", "jvp", "jacrev", "jacfwd", "linearize", "hessian",
+            "make_dual", "_make_dual", "_make_dual_copy", "unpack_dual", "_unpack_dual", "_fw_primal", "_fw_primal_copy")
 
 
 def _ready_made(calls) -> list[str]:
@@ -103,13 +108,27 @@ def _attention_layer() -> attention.SelfAttention:
     return layer
 
 
-@cache
-def attention_peak(S: int) -> int:
-    """实测：宽度 16 的一层自注意力对长度 ``S`` 的输入做一次前向，PyTorch 新分配内存的峰值（字节）。"""
-    if not isinstance(S, int) or isinstance(S, bool) or S < 1:
+def _length(S) -> int:
+    """学生传来的长度：Python 或 NumPy 的整数（任何有 ``__index__`` 的非布尔值），转成 ``int``。"""
+    if isinstance(S, bool) or not hasattr(type(S), "__index__"):
         fail(f"长度必须是正整数，你传入的是 {S!r}。")
+    length = operator.index(S)
+    if length < 1:
+        fail(f"长度必须是正整数，你传入的是 {S!r}。")
+    return length
+
+
+def attention_peak(S) -> int:
+    """实测：宽度 16 的一层自注意力对长度 ``S`` 的输入做一次前向，PyTorch 新分配内存的峰值（字节）。"""
+    S = _length(S)
     if S > 4096:
         fail(f"长度 {S} 太长了：这道题的答案远小于 4096，请从小的长度开始倍增。")
+    return _attention_peak(S)
+
+
+@cache
+def _attention_peak(S: int) -> int:
+    """``attention_peak`` 的实测部分，按长度缓存（``S`` 已经是 1 到 4096 之间的 ``int``）。"""
     X = torch.randn(S, PEAK_WIDTH, generator=torch.Generator().manual_seed(S))
     layer = _attention_layer()  # 先建好这一层：它的参数不该算进任何一次测量（不管先测哪个长度）
     with torch.no_grad():
@@ -119,25 +138,31 @@ def attention_peak(S: int) -> int:
 MAX_MEASUREMENTS = 40
 
 
-class _CountingMeasure:
-    """把测量函数包起来，数一数学生调用了几次、问过哪些长度。"""
+def _counted(which: str) -> tuple[Callable[[object], int], itertools.count, list[int]]:
+    """交给学生的 ``measure``：一个普通的函数，不带测量函数本身或计数之类的属性。测量次数记在 ``itertools.count`` 里
+    （只能往上数，不能清零），问过的长度记在列表里；检查自己留着这两样的引用，事后核对二者是否一致。
+    真正的测量函数按名字从 ``_MEASURES`` 里取，不放进这个函数的闭包。"""
+    tally, asked = itertools.count(1), []
 
-    def __init__(self, measure):
-        self.measure, self.asked = measure, []
-
-    def __call__(self, S):
-        self.asked.append(S)
-        if len(self.asked) > MAX_MEASUREMENTS:
+    def measure(S):
+        S = _length(S)
+        asked.append(S)
+        if next(tally) > MAX_MEASUREMENTS:
             fail(
                 f"你已经测了 {MAX_MEASUREMENTS} 次还没停下。一个一个长度地试太慢了："
                 "先把 S 不断翻倍，直到超出预算，再在最后一段里二分。"
             )
-        return self.measure(S)
+        return _MEASURES[which](S)
+
+    return measure, tally, asked
 
 
 def _synthetic_peak(S: int) -> int:
     """一条和公式对不上、但随 S 单调增长的“内存曲线”：用来确认答案来自测量，而不是公式。"""
     return 1000 + 3 * S * S + 50 * S
+
+
+_MEASURES: dict[str, Callable[[int], int]] = {"synthetic": _synthetic_peak, "attention": attention_peak}
 
 
 @checker(
@@ -149,17 +174,25 @@ def _synthetic_peak(S: int) -> int:
 )
 def check_first_length_over(first_length_over):
     """学生函数 ``first_length_over(measure, budget_bytes) -> int``：使 ``measure(S) > budget_bytes`` 的最小 ``S``。"""
-    for measure, budget, what in [
-        (_synthetic_peak, 50_000, "人造的内存曲线（1000 + 3S² + 50S）"),
-        (attention_peak, 256 * 1024, "实测的自注意力峰值内存"),
+    for which, budget, what in [
+        ("synthetic", 50_000, "人造的内存曲线（1000 + 3S² + 50S）"),
+        ("attention", 256 * 1024, "实测的自注意力峰值内存"),
     ]:
-        counted = _CountingMeasure(measure)
+        measure = _MEASURES[which]
+        counted, tally, asked = _counted(which)
         got = call(first_length_over, counted, budget)
+        # 次数只能往上数：问过的长度比次数少（删掉了记录）或多（添了假记录），都说明记录被改动过
+        n_measured = next(tally) - 1
+        expect(
+            len(asked) == n_measured,
+            f"在{what}上你调用了 {n_measured} 次 measure，可是记下的长度有 {len(asked)} 个：测量的记录被改动过。"
+            "只通过调用 measure(S) 来测量，别去改动它。",
+        )
         if isinstance(got, bool) or not isinstance(got, int) and not hasattr(got, "__index__"):
             fail(f"应返回一个整数长度，你返回的是 {type(got).__name__}：{got!r}。")
         got = int(got)  # NumPy 的整数也行
         expect(got >= 1, f"长度至少是 1，你返回的是 {got}。")
-        expect(counted.asked, f"在{what}上你一次也没有调用 measure：答案要来自测量。")
+        expect(n_measured > 0, f"在{what}上你一次也没有调用 measure：答案要来自测量。")
         over, under = measure(got), measure(got - 1) if got > 1 else 0
         expect(
             over > budget,
@@ -170,7 +203,7 @@ def check_first_length_over(first_length_over):
             f"在{what}上，S = {got - 1} 时测得 {under:,} 字节，已经超出预算 {budget:,}：你要找的是**第一个**超出的长度。",
         )
         # 答案对了还不够：要说 S 是第一个超出的，就得亲眼看到 S 超出、S − 1 没超出
-        unseen = [S for S in (got, got - 1) if S >= 1 and S not in counted.asked]
+        unseen = [S for S in (got, got - 1) if S >= 1 and S not in asked]
         expect(
             not unseen,
             f"在{what}上你返回了 S = {got}，可是没有测过 S = {'、'.join(map(str, unseen))}。"
@@ -178,7 +211,7 @@ def check_first_length_over(first_length_over):
         )
     formula = 2 * got * got * 4
     return (
-        f"预算 256 KiB 时，第一个放不下的长度是 S = {got}，用了 {len(counted.asked)} 次测量。"
+        f"预算 256 KiB 时，第一个放不下的长度是 S = {got}，用了 {n_measured} 次测量。"
         f"这时实测峰值 {over:,} 字节，比只算分数与权重两个 S×S 矩阵的 {formula:,} 字节多出一截：Q、K、V 与输出也要占地方。"
     )
 
@@ -259,6 +292,7 @@ def _window_scans(lam: torch.Tensor, u: torch.Tensor, rounds: int) -> list[torch
 
 
 # 1.5.4 里允许的运算：逐元素的乘、加（减）与比较，切片、拼接、平移，新建、复制张量，以及查看形状、类型。
+# 按下标取行（index_select、gather、take_along_dim）与翻转（flip）也只搬数据，同样允许。
 # 用的是“允许清单”而不是“禁止清单”：求和、累积和 / 积、exp / log、矩阵乘法之类都不在清单上，
 # 它们能绕开倍增，直接写出闭式解（比如广播出 (S, S, d) 的系数再沿一维求和）。
 SCAN_ALLOWED = frozenset({
@@ -270,7 +304,7 @@ SCAN_ALLOWED = frozenset({
     # 切片、拼接、平移与形状
     "__getitem__", "__setitem__", "cat", "concat", "concatenate", "stack", "vstack", "roll", "pad", "narrow",
     "select", "split", "chunk", "unbind", "view", "reshape", "unsqueeze", "squeeze", "expand", "expand_as",
-    "view_as", "reshape_as", "contiguous",
+    "view_as", "reshape_as", "contiguous", "index_select", "gather", "take_along_dim", "flip",
     # 新建与复制
     "zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "new_zeros", "new_ones",
     "new_full", "new_empty", "arange", "tensor", "as_tensor", "clone", "detach", "copy_", "fill_", "zero_",
@@ -318,8 +352,8 @@ def check_linear_scan(linear_scan):
             isinstance(history, list) and history,
             f"应返回一个列表 history：history[0] 是输入的 u，之后每一轮追加一项。你返回的是 {type(history).__name__}。",
         )
+        history = [expect_tensor(item, f"history[{r}]") for r, item in enumerate(history)]  # 一律换成普通张量
         for r, item in enumerate(history):
-            expect_tensor(item, f"history[{r}]")
             expect(
                 tuple(item.shape) == (S, d),
                 f"S = {S}、d = {d} 时 history[{r}] 的形状应是 {(S, d)}，你的是 {tuple(item.shape)}。",
