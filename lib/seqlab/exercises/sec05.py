@@ -343,7 +343,7 @@ def check_linear_scan(linear_scan):
         if other:
             fail(
                 f"你的函数调用了 {'、'.join(other)}。这道题每一轮只许用逐元素的乘、加（减）与比较，"
-                "以及切片、拼接、平移（torch.roll、F.pad）和新建、复制张量：求和、累积和 / 积、exp / log 或矩阵乘法"
+                "以及切片、按下标取行（index_select、gather）、翻转、拼接、平移（torch.roll、F.pad）和新建、复制张量：求和、累积和 / 积、exp / log 或矩阵乘法"
                 "都能绕开倍增、一步写出闭式解，却不是倍增扫描。"
             )
         if isinstance(history, tuple):
