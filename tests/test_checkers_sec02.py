@@ -180,6 +180,14 @@ def test_lookup_accepts_unusual_right_answers():
     assert sec02.check_lookup(lambda E, ids: F.embedding(ids, E), onehot_by_broadcast_sum).passed
 
 
+def test_lookup_rejects_a_nan_pattern_laid_out_by_comparisons():
+    def laid_out(E, ids):  # 先按行取，再用 r == r + 1（只在 ±inf 处成立）照着 inf 摆出 nan，乘法只是陪衬
+        r = E[ids]
+        return torch.where(r == r + 1, r, r + (0 * E).sum(0))
+
+    _rejected(sec02.check_lookup(_rows, laid_out), "−inf")
+
+
 @pytest.mark.parametrize(
     "onehot, word",
     [
@@ -288,6 +296,8 @@ def test_share_rejects_double_counting_tied_weights_and_missing_tables():
     _rejected(sec02.check_embedding_share(_share, wrong_shares), "比例")
     percent = {name: share * 100 for name, share in _shares(_share).items()}  # 百分数不是比例
     _rejected(sec02.check_embedding_share(_share, percent), "比例")
+    rounded = {name: round(share, 3) for name, share in _shares(_share).items()}  # 四舍五入过的比例：点名
+    _rejected(sec02.check_embedding_share(_share, rounded), "四舍五入")
 
 
 def _untie_then_sum_per_module(model):  # 先把共享的权重拆成两份（原地改模型），再逐层相加：共享的权重数两次
@@ -364,6 +374,15 @@ def test_embedding_grad_accepts_unusual_right_answers():
 
     for fn in (by_one_hot, by_python_loop, by_index_put_accumulate, by_lookup_in_identity):
         assert sec02.check_embedding_grad(fn).passed, fn.__name__
+
+
+def test_embedding_grad_rejects_treating_no_padding_as_id_0():
+    def pad_defaults_to_0(ids, G, V, padding_idx):  # padding_idx 为 None 时也把第 0 行清零
+        grad = torch.zeros(V, G.shape[-1], dtype=G.dtype).index_add_(0, ids.reshape(-1), G.reshape(-1, G.shape[-1]))
+        grad[padding_idx if padding_idx is not None else 0] = 0
+        return grad
+
+    assert not sec02.check_embedding_grad(pad_defaults_to_0).passed
 
 
 def test_embedding_grad_rejects_autograd_overwriting_and_padding():

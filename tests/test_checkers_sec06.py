@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
 import math
+import sys
+import types
 
 import torch
 from torch import nn
@@ -582,3 +585,43 @@ def test_cross_attention_names_scaling_by_sqrt_d_model(monkeypatch):
     direct = sec06.check_cross_attention(by_sqrt_d_model)
     _rejected(direct, "√d_model")
     assert _replayed(sec06.check_cross_attention, by_sqrt_d_model).message == direct.message
+
+
+_SAVED_FORWARD = encdec.MultiHeadCrossAttention.forward  # 检查开始之前就存下来的库函数
+_SAVED_SPLIT, _SAVED_MERGE = tf.MultiHeadSelfAttention.split_heads, tf.MultiHeadSelfAttention.merge_heads
+
+
+def _fresh_copy(module_name: str, alias: str):
+    """把库里的模块从源文件重新载入一份（与 seqlab 里已经导入的那份互不相干）。"""
+    spec = importlib.util.find_spec(module_name)
+    assert spec is not None and spec.origin is not None
+    fresh_spec = importlib.util.spec_from_file_location(alias, spec.origin)
+    assert fresh_spec is not None and fresh_spec.loader is not None
+    module = importlib.util.module_from_spec(fresh_spec)
+    sys.modules[alias] = module
+    fresh_spec.loader.exec_module(module)
+    return module
+
+
+def _on_a_namespace(attn, forward, split, merge):
+    ns = types.SimpleNamespace(**{k: v for k, v in vars(attn).items() if not k.startswith("_")})
+    ns.W_Q, ns.W_K, ns.W_V, ns.W_O = attn.W_Q, attn.W_K, attn.W_V, attn.W_O
+    ns.split_heads, ns.merge_heads = (lambda x: split(ns, x)), (lambda x: merge(ns, x))
+    return ns
+
+
+def test_saved_or_reimported_library_functions_are_recognised_by_their_code(monkeypatch):
+    monkeypatch.setenv("SEQLAB_STRICT_CHECKS", "0")
+
+    def saved(attn, Y, M):
+        return _SAVED_FORWARD(_on_a_namespace(attn, _SAVED_FORWARD, _SAVED_SPLIT, _SAVED_MERGE), Y, M)[0]
+
+    def reimported(attn, Y, M):
+        ft, fe = _fresh_copy("seqlab.transformer", "_fresh_tf"), _fresh_copy("seqlab.encdec", "_fresh_encdec")
+        split, merge = ft.MultiHeadSelfAttention.split_heads, ft.MultiHeadSelfAttention.merge_heads
+        return fe.MultiHeadCrossAttention.forward(_on_a_namespace(attn, None, split, merge), Y, M)[0]
+
+    for answer in (saved, reimported):
+        direct, replayed = sec06.check_cross_attention(answer), _replayed(sec06.check_cross_attention, answer)
+        assert not direct.passed and "MultiHeadCrossAttention.forward" in direct.message, answer.__name__
+        assert (replayed.passed, replayed.message) == (direct.passed, direct.message), answer.__name__

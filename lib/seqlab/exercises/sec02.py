@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 import numbers
 
 import torch
@@ -16,6 +17,7 @@ from seqlab.exercises import (
     checker,
     expect,
     expect_close,
+    expect_number,
     expect_tensor,
     fail,
 )
@@ -195,6 +197,18 @@ def check_lookup(lookup_rows, lookup_onehot):
         "（1 × inf 加上一串 0 × 有限数），在其余位置得到 nan（0 × inf）。你的 lookup_onehot 不是这样："
         "看来它先按行取出了结果，再加上或乘上了别的东西。请让 one-hot 矩阵与 E 相乘本身给出结果。",
     )
+    # 同一列里，查到了的第 2 行放 −inf、没查到的第 17 行放 +inf：稠密的乘法在每个位置都要加上 0 × inf = nan，
+    # 这一列处处是 nan；先按行取、再照着 inf 的位置摆出 nan 的写法，在 ID 为 2 的位置上会留下 −inf
+    E_mixed = E.clone()
+    E_mixed[2, 3], E_mixed[17, 3] = float("-inf"), float("inf")
+    out = call(lookup_onehot, E_mixed.clone(), ids.clone())
+    expect_tensor(out, "lookup_onehot")
+    expect(
+        tuple(out.shape) == (2, 3, 6) and bool(out[..., 3].isnan().all()),
+        "把 E 第 2 行（查到了）的一个元素换成 −inf、同一列第 17 行（没查到）换成 +inf 之后，稠密的 one-hot 乘法"
+        "在这一列的每个位置都会加上 0 × inf，处处得到 nan。你的 lookup_onehot 不是这样：看来它先按行取出了结果，"
+        "再照着 inf 的位置摆出了 nan。请让 one-hot 矩阵与 E 相乘本身给出结果。",
+    )
     return "两种写法给出同一个向量；但查 N 个 token 时，one-hot 乘法要造 N×V 的矩阵、做 N·V·d 次乘加，索引只需拷贝 N 行。"
 
 
@@ -241,7 +255,10 @@ def check_embedding_share(embedding_share, shares):
     expect(set(shares) == {"本节的模型", "V = 50257"}, f"shares 的键应是「本节的模型」和「V = 50257」，你给的是 {sorted(shares)!r}。")
     for name in shares:
         n_emb, n_all = wants[name]
-        expect_close(shares[name], n_emb / n_all, f"{name} 里 Embedding 所占的比例")
+        value = expect_number(shares[name], f"{name} 里 Embedding 所占的比例")
+        if not math.isclose(value, n_emb / n_all, rel_tol=1e-6) and abs(value - n_emb / n_all) < 5e-3:
+            fail(f"{name} 里 Embedding 所占的比例是 {n_emb / n_all:.8f}…，你给的 {value:g} 像是四舍五入过的：请直接给出相除的结果，不要取舍。")
+        expect_close(value, n_emb / n_all, f"{name} 里 Embedding 所占的比例")
     return (f"本节的模型里 Embedding 占 {shares['本节的模型']:.0%}；词表放大到 50257、其余不变，它占 {shares['V = 50257']:.1%}。"
             "词表大小是参数量里最容易被忽略的一项。")
 
@@ -266,7 +283,7 @@ def check_embedding_grad(embedding_grad):
     （形状 ``ids.shape + (d,)``）算出 ``∂L/∂E``，与 ``nn.Embedding(V, d, padding_idx=…)`` 反传后的 ``weight.grad`` 相同。"""
     g = torch.Generator().manual_seed(24)
     cases = [([[4, 2, 2], [7, 0, 0]], 12, 3, 0), ([[1, 1, 1]], 6, 2, None), ([[5, 9, 3, 5]], 10, 4, 3),
-             ([[0, 8], [8, 6]], 9, 5, 6), ([2, 2, 7, 1, 2], 8, 3, None)]
+             ([[0, 8], [8, 6]], 9, 5, 6), ([2, 2, 7, 1, 2], 8, 3, None), ([2, 0, 7, 0, 2], 8, 3, None)]
     for ids_list, V, d, pad in cases:
         ids = torch.tensor(ids_list)
         G = torch.randn(*ids.shape, d, generator=g)
