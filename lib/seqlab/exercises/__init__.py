@@ -16,8 +16,10 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import functools
 import html
+import inspect
 import math
 import os
 import re
@@ -26,7 +28,7 @@ import sys
 import sysconfig
 import threading
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -264,6 +266,42 @@ class _HiddenOps(TorchDispatchMode):
         if func.overloadpacket.__name__ not in self.DATA_ONLY and self._outside_any_call():
             self.trace.hidden += 1
         return func(*args, **(kwargs or {}))
+
+
+def _entry_dispatch(x):
+    return (x,)
+
+
+@torch.overrides.wrap_torch_function(_entry_dispatch)
+def library_entry_point(x):
+    """一个什么也不做的“运算”：``entry_points_watched`` 看着的函数一开始执行，就调用它一次，
+    于是它出现在张量运算的记录里（评分时随记录一起重放，学生清不掉）。"""
+    return x
+
+
+@contextlib.contextmanager
+def entry_points_watched(functions) -> Iterator[None]:
+    """学生的函数运行期间用：``functions`` 里任何一个开始执行，就留下一次 ``library_entry_point`` 的记录，
+    检查用 ``trace.used("library_entry_point")`` 认出“用了题目不许用的现成实现”。
+
+    认的是代码本身（源文件与限定名，``sys.setprofile``），所以事先存进变量的函数、绑定方法、装饰器里面的那一层、
+    重新载入的模块副本里的同名函数也一样认得出。只看得见本线程：别的线程已经算作绕开了记录。"""
+    targets = set()
+    for function in functions:
+        code = inspect.unwrap(function).__code__
+        targets.add((code.co_filename, code.co_qualname))
+    token = torch.zeros(())
+
+    def profile(frame, event, arg):
+        if event == "call" and (frame.f_code.co_filename, frame.f_code.co_qualname) in targets:
+            library_entry_point(token)
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        yield
+    finally:
+        sys.setprofile(previous)
 
 
 HIDDEN_OPS_MESSAGE = ("检查需要看到你的函数调用了哪些张量运算，可是有些运算绕开了这份记录"

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import random
-import sys
 
 import torch
 from torch import nn
@@ -16,6 +14,7 @@ from seqlab.exercises import (
     call,
     call_tracing_torch,
     checker,
+    entry_points_watched,
     expect,
     expect_number,
     expect_tensor,
@@ -66,46 +65,17 @@ def _random_attention(seed: int, d_s: int = 5, d_hh: int = 6, d_a: int = 4, S: i
     return attn, torch.randn(d_s), torch.randn(S, d_hh)
 
 
-def _marker_dispatch(x):
-    return (x,)
-
-
-@torch.overrides.wrap_torch_function(_marker_dispatch)
-def library_AdditiveAttention(x):
-    """一个什么也不做的“运算”：库里的 ``AdditiveAttention`` 在检查期间被调用时先调用它一次，
-    于是它的名字出现在张量运算的记录里（评分时的记录与重放也一样），检查由此认出“调用了库”。"""
-    return x
-
-
-@contextlib.contextmanager
-def _library_marked():
-    """检查学生函数的那一会儿，``AdditiveAttention`` 的任何一个方法开始执行，都先留下 ``library_AdditiveAttention``
-    的记录。认的是方法的代码本身（``sys.setprofile``），所以事先存下来的方法、绑定方法也一样认得出。"""
-    from seqlab.seq2seq import AdditiveAttention
-
-    codes = {AdditiveAttention.__dict__[name].__code__ for name in ("forward", "keys", "scores", "weights")}
-    token = torch.zeros(())
-
-    def profile(frame, event, arg):
-        if event == "call" and frame.f_code in codes:
-            library_AdditiveAttention(token)
-
-    previous = sys.getprofile()
-    sys.setprofile(profile)
-    try:
-        yield
-    finally:
-        sys.setprofile(previous)
-
-
 def _own_scores(additive_scores, s_prev, H, W_s, W_h, v_a):
     """调用学生的 ``additive_scores``：不许调用库里的 AdditiveAttention，不许离开 PyTorch；返回 ``(e, trace)``。
     交给学生的都是副本：参照值由调用方另行算好，学生就地改动参数（例如把 v_a 清零）也影响不到它，更改不了训练好的模型。"""
     H = H.detach().clone().requires_grad_(True)  # 打分要能对 H 求导：训练时梯度要穿过它
     s_prev, W_s, W_h, v_a = (x.detach().clone() for x in (s_prev, W_s, W_h, v_a))
-    with _library_marked():
+    from seqlab.seq2seq import AdditiveAttention
+
+    library = [AdditiveAttention.__dict__[name] for name in ("forward", "keys", "scores", "weights")]
+    with entry_points_watched(library):
         out, trace = call_tracing_torch(additive_scores, s_prev, H, W_s, W_h, v_a)
-    if trace.used("library_AdditiveAttention"):
+    if trace.used("library_entry_point"):
         fail("你的函数调用了库里的 AdditiveAttention（它的 scores、keys、forward 或 weights）。"
              "这道题要你按公式自己写：W_s @ s_prev、H @ W_h.T、tanh、再与 v_a 做内积。")
     left = sorted({_op(n) for n in trace.used(*LEAVING_TORCH)})

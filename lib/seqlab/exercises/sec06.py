@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import sys
 from collections.abc import Iterator
 
 import torch
@@ -17,6 +16,7 @@ from seqlab.exercises import (
     call,
     call_tracing_torch,
     checker,
+    entry_points_watched,
     expect,
     expect_close,
     expect_number,
@@ -124,35 +124,6 @@ class _CountedBlock(_CallCounter, tf.TransformerBlock):
         self._norm_first = value
 
 
-def _entry_dispatch(x):
-    return (x,)
-
-
-@torch.overrides.wrap_torch_function(_entry_dispatch)
-def library_entry_point(x):
-    """一个什么也不做的“运算”：学生的函数运行期间，库里题目不许用的入口一开始执行就调用它一次，
-    于是它出现在张量运算的记录里（评分时随记录一起重放），学生清不掉。"""
-    return x
-
-
-@contextlib.contextmanager
-def _entry_points_watched(targets: set[tuple[str, str]]) -> Iterator[None]:
-    """``targets`` 里的函数（按源文件与限定名认，``sys.setprofile``）一开始执行，就留下 ``library_entry_point`` 的记录。
-    认的是代码本身，所以事先存进变量的原函数、重新载入的模块副本里的同名函数，也一样认得出。"""
-    token = torch.zeros(())
-
-    def profile(frame, event, arg):
-        if event == "call" and (frame.f_code.co_filename, frame.f_code.co_qualname) in targets:
-            library_entry_point(token)
-
-    previous = sys.getprofile()
-    sys.setprofile(profile)
-    try:
-        yield
-    finally:
-        sys.setprofile(previous)
-
-
 @contextlib.contextmanager
 def _library_calls_blocked(module: nn.Module, owner: type, names: tuple[str, ...]) -> Iterator[None]:
     """学生的函数运行期间，把库里这几个方法（在定义它们的那个类上）换成“给 ``module`` 的计数加 1、再抛出 ``_Blocked``”的版本，
@@ -161,16 +132,14 @@ def _library_calls_blocked(module: nn.Module, owner: type, names: tuple[str, ...
     这样不管学生怎样用到它们——绑定在对象上调用、从类上直接取、借一个命名空间当 ``self``、
     还是把对象的类换掉——都拿不到结果，并计到 ``module.forward_calls`` 上（它是模块的缓冲区，评分时随模块状态一起记录、重放）。
     换上的版本不引用原来的函数（没有 ``__wrapped__``，闭包里也没有），从它身上找不回原函数。
-    事先把原函数存进变量、或者重新载入模块再借一个命名空间当 ``self`` 调用，由 ``_entry_points_watched`` 按代码认出。
+    事先把原函数存进变量、或者重新载入模块再借一个命名空间当 ``self`` 调用，由 ``entry_points_watched`` 按代码认出。
     """
     global _blocking
-    patched, targets = [], set()
+    patched, targets = [], []
     for name in names:
         definer = next(klass for klass in owner.__mro__ if name in klass.__dict__)
         original = definer.__dict__[name]
-        function = original.fget if isinstance(original, property) else original
-        assert function is not None  # 题目不许用的入口都是方法或带 getter 的属性
-        targets.add((function.__code__.co_filename, function.__code__.co_qualname))
+        targets.append(original.fget if isinstance(original, property) else original)
 
         def blocked(*args, **kwargs):
             _bump(module)
@@ -181,7 +150,7 @@ def _library_calls_blocked(module: nn.Module, owner: type, names: tuple[str, ...
         setattr(definer, name, blocked)
     _blocking = True
     try:
-        with _entry_points_watched(targets):
+        with entry_points_watched(targets):
             yield
     finally:
         _blocking = False
