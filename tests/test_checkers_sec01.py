@@ -266,3 +266,16 @@ def test_changing_the_model_or_the_sentences_in_place_does_not_help_and_harms_no
 
     _rejected(sec01.check_sentence_log_prob(uniform_model))
     assert lm.book_model(3).prob("过", "经读") == before  # 缓存的书中模型没有被改动
+
+
+def test_the_checks_do_not_rely_on_the_cached_book_models(monkeypatch):
+    """笔记本把 ``lm.book_model(n)`` 交给读者的函数：读者就地改动了它，检查的参照值也不跟着变。"""
+    monkeypatch.setattr(lm.book_model(3), "prob", lambda token, context: 0.6 if token == "过" else 0.4)
+    monkeypatch.setattr(lm.book_model(1), "prob", lm.book_model(3).prob)
+    test = _test_sentences()
+    ties_as_hits = {n: sum(_outcomes(lm.book_model(n), test, ties_count=True)) / len(_outcomes(lm.book_model(n), test))
+                    for n in range(1, 6)}
+    _rejected(sec01.check_cue_accuracy(lambda m, s: sum(_outcomes(m, s, ties_count=True)) / len(_outcomes(m, s)),
+                                       ties_as_hits))
+    _rejected(sec01.check_sentence_log_prob(
+        lambda model, text: sum(math.log(model.prob(ch, text[max(0, t - 2):t])) for t, ch in enumerate(text))))

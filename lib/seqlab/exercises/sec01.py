@@ -17,8 +17,12 @@ _SENTENCES = [corpus.EXAMPLE_SENTENCE, "苹果公司发布了新的手机。", "
 _LONG_SENTENCE = "他问我这篇文章读过没有，我说早就读过了，还说下个周末想再把那本小说读一遍。"
 
 
+@cache
 def _model(order: int) -> lm.NGramLM:
-    return lm.book_model(order)
+    """检查自己拟合的 n-gram 模型（与 ``lm.book_model`` 同一份训练数据、同样的平滑）。
+    不用 ``lm.book_model`` 缓存的那一份：笔记本会把它交给读者的函数，就地改动了它，参照值就跟着错了。"""
+    train, _ = corpus.train_test_split(corpus.book_corpus())
+    return lm.NGramLM(order, 0.1).fit(train)
 
 
 _FULL = 0  # cases 里代表“用到整段前文的模型”
@@ -32,7 +36,7 @@ class _WholePrefixLM(lm.ChainRuleLM):
     """
 
     def __init__(self) -> None:
-        self.trigram, self.unigram = lm.book_model(3), lm.book_model(1)
+        self.trigram, self.unigram = _model(3), _model(1)
         self.vocab = self.trigram.vocab
 
     def prob(self, token: str, context: Sequence[str]) -> float:
