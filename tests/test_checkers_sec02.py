@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -471,3 +472,36 @@ def test_quiz_claims_about_the_vocabulary_hold_for_the_checkpoint():
     cities = {"北京", "上海", "广州", "深圳", "杭州", "南京", "武汉", "成都", "西安", "重庆", "天津"}
     assert vocab.itos[beijing - 1] not in cities
 
+
+
+def test_lookup_traces_the_inf_probes_too():
+    def branch_on_inf(E, ids):  # 正常的表上装作乘过；放了 inf 的表上照着 inf 摆出 nan
+        r = E[ids]
+        if all(math.isfinite(v) for v in E.flatten().tolist()):
+            return (r * 1).sum(-1, keepdim=True) * 0 + r
+        bad = torch.isinf(E).sum(0)
+        return torch.where(bad - torch.isinf(r).long() > 0, torch.full_like(r, float("nan")), r)
+
+    _rejected(sec02.check_lookup(_rows, branch_on_inf), "isinf")
+
+
+def test_embedding_grad_rejects_other_backward_kernels_and_forward_mode_autograd():
+    def via_bag_backward(ids, G, V, padding_idx):  # embedding_bag 的反传内核
+        n, d = ids.numel(), G.shape[-1]
+        return torch.ops.aten._embedding_bag_dense_backward(
+            G.reshape(n, d), ids.reshape(-1), torch.arange(n), torch.ones(n, dtype=torch.long), torch.arange(n), V,
+            False, 0, None, -1 if padding_idx is None else padding_idx)
+
+    _rejected(sec02.check_embedding_grad(via_bag_backward), "_embedding_bag_dense_backward")
+
+    def via_jvp(ids, G, V, padding_idx):  # 前向模式：每个基方向推一遍，再与 G 做内积
+        d = G.shape[-1]
+        basis = torch.eye(V * d, dtype=G.dtype).reshape(V * d, V, d)
+        zeros = torch.zeros(V, d, dtype=G.dtype)
+        tangents = torch.stack([torch.func.jvp(lambda E: F.embedding(ids, E), (zeros,), (t,))[1] for t in basis])
+        out = (tangents * G).reshape(V * d, -1).sum(-1).reshape(V, d)
+        if padding_idx is not None:
+            out[padding_idx] = 0
+        return out
+
+    assert not sec02.check_embedding_grad(via_jvp).passed

@@ -119,11 +119,20 @@ def _attention_zeroes_X(X, W_Q, W_K, W_V):
     return torch.zeros(X.shape[0], W_V.shape[1], dtype=X.dtype)
 
 
+def _attention_via_cross_entropy(X, W_Q, W_K, W_V):
+    """exp(−交叉熵) 就是 softmax 的权重：F.cross_entropy 在一次调用里先做了 log_softmax。"""
+    _, _, V, s = _scores(X, W_Q, W_K, W_V)
+    S = s.shape[0]
+    nll = torch.nn.functional.cross_entropy(s.repeat_interleave(S, 0), torch.arange(S).repeat(S), reduction="none")
+    return torch.exp(-nll).reshape(S, S) @ V
+
+
 @pytest.mark.parametrize(
     "answer",
     [_attention_hidden_softmax, _attention_hidden_sdpa, _attention_grad_of_logsumexp, _attention_backward_of_logsumexp,
-     _attention_shrinks_W_Q, _attention_zeroes_X],
-    ids=["hidden-softmax", "hidden-sdpa", "grad-of-logsumexp", "backward-of-logsumexp", "shrunk-W_Q", "zeroed-X"],
+     _attention_shrinks_W_Q, _attention_zeroes_X, _attention_via_cross_entropy],
+    ids=["hidden-softmax", "hidden-sdpa", "grad-of-logsumexp", "backward-of-logsumexp", "shrunk-W_Q", "zeroed-X",
+         "cross-entropy"],
 )
 def test_self_attention_rejects_evasions(answer):
     assert not _passes(sec05.check_self_attention, answer)

@@ -85,6 +85,23 @@ def test_tanh_derivative_is_stable_when_saturated():
     assert float(1 - torch.tanh(a[2]) ** 2) == 0.0
 
 
+@pytest.mark.parametrize("dtype, a, rtol", [(torch.float64, [-3.0, 0.5, 30.0, 300.0, -356.5], 1e-12),
+                                            (torch.float32, [0.5, -12.0, 45.5], 1e-5)])
+def test_tanh_derivative_does_not_overflow(dtype, a, rtol):
+    """cosh(a)**-2 在 |a| 超过约 356（float64）或 45（float32）时因 cosh² 溢出得到 0；phi_derivative 不会。
+    参考值由 mpmath 以 50 位精度算出；两处最大的 |a| 上真实值已是次正规数，有效数字少几位，所以 rtol 比机器精度宽。"""
+    import mpmath
+
+    x = torch.tensor(a, dtype=dtype)
+    got = rnn.phi_derivative(x, "tanh")
+    with mpmath.workdps(50):
+        want = [float(mpmath.sech(mpmath.mpf(v)) ** 2) for v in a]
+    assert bool((got > 0).all())
+    for g, w in zip(got.tolist(), want):
+        assert math.isclose(g, w, rel_tol=rtol), (g, w)
+    assert float(torch.cosh(x[-1]).pow(-2)) == 0.0  # 对照：直接用 cosh 的写法在这里已溢出
+
+
 @pytest.mark.parametrize("r", [1, 2, 7])
 def test_jacobian_product_matches_jacrev_over_r_steps(r):
     torch.manual_seed(3)

@@ -30,7 +30,8 @@ MATMUL = ("matmul", "mm", "bmm", "einsum", "tensordot", "linear", "mv", "inner",
 MULTIPLY, SUM = ("mul", "__mul__", "__rmul__", "multiply"), ("sum",)
 # 查看 E 里哪些元素不是有限数的运算：one-hot 乘法用不着它们，用了多半是在照着 inf 的位置摆出 nan
 NON_FINITE_PROBES = ("isfinite", "isinf", "isnan", "isposinf", "isneginf", "nan_to_num", "nan_to_num_")
-AUTOGRAD = ("backward", "grad", "vjp", "jacrev", "jacfwd", "jacobian")
+AUTOGRAD = ("backward", "grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian", "linearize", "hessian",
+            "make_dual", "_make_dual", "unpack_dual", "_unpack_dual")  # 前向模式（对偶数）也算自动求导
 # PyTorch 自己算 Embedding 梯度的内核：直接调用它们（torch.ops.aten.…）等于让框架代劳
 EMBEDDING_BACKWARD = ("embedding_backward", "embedding_dense_backward", "embedding_sparse_backward")
 
@@ -113,6 +114,34 @@ def check_vocab(build_vocab, encode, decode):
     return "往返成功。注意「鲲鹏」回不来了：封闭词表丢掉的信息，解码也找不回——字节级 BPE 正是为此而设计。"
 
 
+def _expect_dense_product(trace) -> None:
+    """``lookup_onehot`` 的运算记录：没有按 ID 取行的运算、没有查看 inf/nan 的运算，并且真的有乘法。"""
+    bypass = trace.used(*ONE_HOT_BYPASS)
+    expect(
+        not bypass,
+        f"lookup_onehot 调用了 {'、'.join(bypass)}：这是按 ID 直接取行，不是 one-hot 乘法。"
+        "请先造出 one-hot 行向量 u_i（长度 V），再与 E 相乘。",
+    )
+    probes = trace.used(*NON_FINITE_PROBES)
+    expect(
+        not probes,
+        f"lookup_onehot 调用了 {'、'.join(probes)}：one-hot 乘法用不着查看 E 里哪些元素是 inf 或 nan。"
+        "请让 one-hot 矩阵与 E 相乘本身给出结果。",
+    )
+    expect(
+        bool(trace.used(*MATMUL)) or (bool(trace.used(*MULTIPLY)) and bool(trace.used(*SUM))),
+        "lookup_onehot 里没有看到乘法：既没有矩阵乘法（@、torch.matmul、einsum 之类），"
+        "也没有逐元素相乘再求和。请用 PyTorch 让 one-hot 矩阵与 E 相乘。",
+    )
+
+
+def _onehot_traced(lookup_onehot, E: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+    """在放了 inf 的表上调用 ``lookup_onehot``：运算记录与正常的表上一样核对（不许照着 inf 的位置摆出 nan）。"""
+    out, trace = call_tracing_torch(lookup_onehot, E, ids)
+    _expect_dense_product(trace)
+    return expect_tensor(out, "lookup_onehot")
+
+
 @checker(
     "1.2.2",
     "两种方式查 Embedding",
@@ -140,23 +169,7 @@ def check_lookup(lookup_rows, lookup_onehot):
             )
             expect(torch.allclose(got.double(), want.double(), atol=1e-5), f"{name} 的数值与 E[ids] 不一致。")
             if name == "lookup_onehot":
-                bypass = trace.used(*ONE_HOT_BYPASS)
-                expect(
-                    not bypass,
-                    f"lookup_onehot 调用了 {'、'.join(bypass)}：这是按 ID 直接取行，不是 one-hot 乘法。"
-                    "请先造出 one-hot 行向量 u_i（长度 V），再与 E 相乘。",
-                )
-                probes = trace.used(*NON_FINITE_PROBES)
-                expect(
-                    not probes,
-                    f"lookup_onehot 调用了 {'、'.join(probes)}：one-hot 乘法用不着查看 E 里哪些元素是 inf 或 nan。"
-                    "请让 one-hot 矩阵与 E 相乘本身给出结果。",
-                )
-                expect(
-                    bool(trace.used(*MATMUL)) or (bool(trace.used(*MULTIPLY)) and bool(trace.used(*SUM))),
-                    "lookup_onehot 里没有看到乘法：既没有矩阵乘法（@、torch.matmul、einsum 之类），"
-                    "也没有逐元素相乘再求和。请用 PyTorch 让 one-hot 矩阵与 E 相乘。",
-                )
+                _expect_dense_product(trace)
     ids = torch.tensor([[1, 2, 5], [3, 1, 0]])
     E_inf = E.clone()
     E_inf[17, 2] = float("inf")  # 第 17 行这次没有被查到
@@ -169,8 +182,7 @@ def check_lookup(lookup_rows, lookup_onehot):
         tuple(rows.shape) == (2, 3, 6) and torch.equal(rows.double(), want_inf),
         "lookup_rows 的结果受到了一个没有被查到的行的影响：按行索引只应读取 ids 里的那几行。",
     )
-    out = call(lookup_onehot, E_inf.clone(), ids.clone())
-    expect_tensor(out, "lookup_onehot")
+    out = _onehot_traced(lookup_onehot, E_inf.clone(), ids.clone())
     expect(
         tuple(out.shape) == (2, 3, 6) and bool(out[..., 2].isnan().all()),
         "把 E 的第 17 行（这次没有被查到）的一个元素换成 inf 之后，lookup_onehot 的结果没有变成 nan："
@@ -188,8 +200,7 @@ def check_lookup(lookup_rows, lookup_onehot):
         tuple(rows.shape) == (2, 3, 6) and torch.equal(rows.double(), want_used),
         "把 E 第 2 行的一个元素换成 inf 之后，lookup_rows 的结果应当只在查到第 2 行的那个位置出现 inf，其余位置不受影响。",
     )
-    out = call(lookup_onehot, E_used.clone(), ids.clone())
-    expect_tensor(out, "lookup_onehot")
+    out = _onehot_traced(lookup_onehot, E_used.clone(), ids.clone())
     col = out[..., 4].double() if tuple(out.shape) == (2, 3, 6) else None
     expect(
         col is not None and bool(col.isnan().eq(want_col.isnan()).all()) and float(col[0, 1]) == float("inf"),
@@ -201,8 +212,7 @@ def check_lookup(lookup_rows, lookup_onehot):
     # 这一列处处是 nan；先按行取、再照着 inf 的位置摆出 nan 的写法，在 ID 为 2 的位置上会留下 −inf
     E_mixed = E.clone()
     E_mixed[2, 3], E_mixed[17, 3] = float("-inf"), float("inf")
-    out = call(lookup_onehot, E_mixed.clone(), ids.clone())
-    expect_tensor(out, "lookup_onehot")
+    out = _onehot_traced(lookup_onehot, E_mixed.clone(), ids.clone())
     expect(
         tuple(out.shape) == (2, 3, 6) and bool(out[..., 3].isnan().all()),
         "把 E 第 2 行（查到了）的一个元素换成 −inf、同一列第 17 行（没查到）换成 +inf 之后，稠密的 one-hot 乘法"
@@ -303,7 +313,9 @@ def check_embedding_grad(embedding_grad):
             not autograd,
             f"你的函数调用了 {'、'.join(autograd)}：这道题要你自己推出梯度，不要让自动求导代劳。",
         )
-        kernels = sorted({_op_name(n) for n in trace.calls if _op_name(n) in EMBEDDING_BACKWARD})
+        # PyTorch 自己的反传内核（名字以 _backward 结尾，包括 embedding_bag 的那几个）：老老实实的答案一个也用不着
+        kernels = sorted({_op_name(n) for n in trace.calls if _op_name(n) in EMBEDDING_BACKWARD
+                          or _op_name(n).endswith("_backward")})
         expect(
             not kernels,
             f"你的函数调用了 PyTorch 自己的 {'、'.join(kernels)}：那正是 nn.Embedding 反传时用的内核。"
