@@ -1,7 +1,8 @@
 """第 1.3 节的每个练习检查：至少拒绝一个错误答案、接受一个不寻常的正确答案。
 
-错误答案里包括“违反题目约束”的写法（1.3.1 用自动求导或复步长数值微分、1.3.2 调用 ``clip_grad_norm_``、
-``get_total_norm`` 或私有的 ``_get_total_norm``（包括事先绑定的名字）、1.3.6 绕开传进来的 optimizer、
+错误答案里包括“违反题目约束”的写法（1.3.1 用自动求导，或在 torch 里做有限差分、复步长数值微分、1.3.2 调用
+``clip_grad_norm_``、``get_total_norm`` 或私有的 ``_get_total_norm``（包括事先绑定的名字和事先复制出来的函数对象）、
+1.3.6 绕开传进来的 optimizer、
 把被禁止的调用挪进另一个线程）；不寻常的正确答案换一种写法得到同一个结果（``torch.diag`` 与 ``addcmul``、
 整体赋值 ``p.grad = …``、在 NumPy 里算好再 ``torch.from_numpy`` 等）。
 1.3.4 还拒绝 PyTorch 现成的 GRU（``torch.gru_cell``、``nn.GRUCell``），1.3.2 与 1.3.6 拒绝把损失或范数当张量返回。
@@ -10,8 +11,11 @@
 
 from __future__ import annotations
 
+import inspect
+import json
 import math
 import threading
+import types
 
 import numpy as np
 import pytest
@@ -20,7 +24,7 @@ from torch import nn
 from torch.nn.utils import clip_grad_norm_ as early_clip_grad_norm_
 from torch.nn.utils.clip_grad import _get_total_norm as early_get_total_norm
 
-from seqlab.exercises import sec03
+from seqlab.exercises import recording, sec03
 
 
 def _in_thread(f):
@@ -67,6 +71,60 @@ def test_leaky_jacobian_rejects_numerical_differentiation():
 
     result = sec03.check_leaky_jacobian(complex_step)
     assert not result and "atanh" in result.message
+
+
+def _clamped_preactivation(h, h_prev, W, kappa):
+    """把 s_j 截到 ±1 以内（饱和的那一例不再得到 NaN），用 atanh 还原预激活 u_j + W_h h_{j−1}。"""
+    one = torch.nextafter(torch.tensor(1.0, dtype=h.dtype), torch.tensor(0.0, dtype=h.dtype))
+    return torch.atanh(_s(h, h_prev, kappa).clamp(-one, one))
+
+
+def _richardson(f, x, step=1e-3):
+    """中心差分加一次 Richardson 外推：误差 O(step⁴)，在这些例子上与 autograd 一致到 1e-9 以内。"""
+    d1 = (f(x + step) - f(x - step)) / (2 * step)
+    d2 = (f(x + step / 2) - f(x - step / 2)) / step
+    return (4 * d2 - d1) / 3
+
+
+def _finite_differences_whole_forward(h, h_prev, W, kappa):
+    u = _clamped_preactivation(h, h_prev, W, kappa) - W @ h_prev
+    cols = []
+    for c in range(len(h)):
+        e = torch.zeros_like(h_prev)
+        e[c] = 1.0
+        x = lambda t, e=e: h_prev + t * e  # noqa: E731
+        cols.append(_richardson(lambda t, x=x: (1 - kappa) * x(t) + kappa * torch.tanh(u + W @ x(t)), 0.0))
+    return torch.stack(cols, 1)
+
+
+def _finite_differences_tanh_only(h, h_prev, W, kappa):
+    a = _clamped_preactivation(h, h_prev, W, kappa)
+    slope = _richardson(torch.tanh, a)
+    return (1 - kappa) * torch.eye(len(h), dtype=h.dtype) + kappa * slope[:, None] * W
+
+
+def _finite_differences_via_exp(h, h_prev, W, kappa):  # 不调用 tanh/atanh：用 log 还原、用 exp 拼出 tanh
+    s = _s(h, h_prev, kappa).clamp(-1 + 1e-15, 1 - 1e-15)
+    a = 0.5 * torch.log((1 + s) / (1 - s))
+    slope = _richardson(lambda x: 1 - 2 / (torch.exp(2 * x) + 1), a)
+    return (1 - kappa) * torch.eye(len(h), dtype=h.dtype) + kappa * slope[:, None] * W
+
+
+@pytest.mark.parametrize("answer", [_finite_differences_whole_forward, _finite_differences_tanh_only,
+                                    _finite_differences_via_exp], ids=["whole-forward", "tanh-only", "via-exp"])
+def test_leaky_jacobian_rejects_finite_differences_in_torch(answer):
+    result = sec03.check_leaky_jacobian(answer)
+    assert not result and "用不着再算 tanh" in result.message
+
+
+def _replayed(check, answer):
+    """像评分时那样：在记录器里跑学生的函数，把记录转成 JSON 再交给同一个检查重放。"""
+    return recording.judge(check, json.loads(json.dumps(recording.record(check, [answer]))))
+
+
+def test_leaky_jacobian_rejects_finite_differences_in_torch_replayed():
+    result = _replayed(sec03.check_leaky_jacobian, _finite_differences_whole_forward)
+    assert not result and "用不着再算 tanh" in result.message
 
 
 def test_leaky_jacobian_names_a_float32_result():
@@ -164,7 +222,7 @@ def test_clip_accepts_a_loop_over_p_grad_with_torch_ops():
 def test_clip_rejects_clip_grad_norm_in_either_form(foreach):
     result = sec03.check_clip_gradients(lambda ps, m: float(nn.utils.clip_grad_norm_(ps, m, foreach=foreach)))
     assert not result
-    assert "现成的梯度裁剪" in result.message  # 记号运算 library_clip_grad 出现在运算记录里
+    assert "现成的梯度裁剪" in result.message  # entry_points_watched 的记号 library_entry_point 出现在运算记录里
 
 
 @pytest.mark.parametrize("via", ["clip_grad_norm_(inf)", "get_total_norm"])
@@ -214,15 +272,38 @@ def test_clip_rejects_early_bound_and_private_library_clipping(answer):
     assert "现成的梯度裁剪" in result.message or "_foreach_norm" in result.message
 
 
+_COPIED_TOTAL_NORM = (lambda f: types.FunctionType(f.__code__, f.__globals__, "copied", f.__defaults__, f.__closure__))(
+    inspect.unwrap(torch.nn.utils.clip_grad._get_total_norm))  # 在检查开始之前复制出来的函数对象，代码还是原来那份
+
+
+def _copied_private_total(params, max_norm):
+    total = float(_COPIED_TOTAL_NORM([p.grad for p in params], 2.0, False, False))
+    if total > max_norm:
+        for p in params:
+            p.grad.mul_(max_norm / total)
+    return total
+
+
+@pytest.mark.parametrize("run", [sec03.check_clip_gradients, lambda a: _replayed(sec03.check_clip_gradients, a)],
+                         ids=["direct", "replayed"])
+def test_clip_rejects_a_copy_of_the_private_function_made_beforehand(run):
+    result = run(_copied_private_total)
+    assert not result and "现成的梯度裁剪" in result.message
+
+
 def test_clip_rejects_library_clipping_moved_into_a_thread():
     result = sec03.check_clip_gradients(_in_thread(_public_total))
     assert not result and "线程" in result.message
 
 
 def test_clip_leaves_pytorchs_clipping_as_it_was():
+    import sys
+
     code = torch.nn.utils.clip_grad._get_total_norm.__wrapped__.__code__
+    profile = sys.getprofile()
     sec03.check_clip_gradients(_private_total)
     assert torch.nn.utils.clip_grad._get_total_norm.__wrapped__.__code__ is code
+    assert sys.getprofile() is profile
     p = torch.zeros(3, requires_grad=True)
     p.grad = torch.tensor([3.0, 4.0, 0.0])
     assert float(early_clip_grad_norm_([p], 1.0)) == 5.0 and math.isclose(float(p.grad.norm()), 1.0, rel_tol=1e-5)
@@ -415,6 +496,14 @@ def test_tbptt_rejects_a_state_still_attached_and_a_reset_state():
     assert not reset and "零状态" in reset.message
 
 
+def test_tbptt_accepts_a_detached_leaf_that_requires_grad():
+    def fresh_leaf(*args):  # 截断之后又设了 requires_grad：它是一个新的叶子，不连着这一段的计算图
+        loss, state = _tbptt(*args)
+        return loss, state.detach().requires_grad_()
+
+    assert sec03.check_tbptt_step(fresh_leaf)
+
+
 def test_tbptt_accepts_calling_the_optimizer_class_step():
     def class_step(model, optimizer, x, y, state, max_norm):
         logits, state = model(x, state)
@@ -497,8 +586,10 @@ def _bisect(grad_norm):
     lambda gn: gn(1.0, 20) ** (-1 / 20),  # 由 20 步的测量开 20 次方
     lambda gn: torch.tensor(0.5) / gn(0.5, 1),  # 0 维张量也行
     lambda gn: np.float64(3.0) / gn(3.0, 1),
+    lambda gn: 1 / gn(np.float32(1.0), np.int64(1)),  # NumPy 的数当参数
+    lambda gn: gn(1.0, np.arange(1, 11)[-1]) ** (-1 / 10),
     _bisect,
-], ids=["one-shot", "r-th-root", "tensor", "numpy", "bisection"])
+], ids=["one-shot", "r-th-root", "tensor", "numpy", "numpy-arguments", "numpy-r", "bisection"])
 def test_neutral_scale_accepts_any_route_to_one_over_g(answer):
     assert sec03.check_neutral_scale(answer)
 

@@ -3,8 +3,9 @@
 “不许用某某”的约束由 ``call_tracing_torch`` 看学生函数调用了哪些张量运算来执行：自动求导显示为 ``grad``、
 ``backward``（``jacfwd`` 是 ``_make_dual``）。``clip_grad_norm_`` 与它在内部用的 ``_get_total_norm``、
 ``_clip_grads_with_norm_``（公开名 ``get_total_norm``、``clip_grads_with_norm_``）是普通的 Python 函数，运算记录里
-本来看不见它们：检查期间这几个函数的函数体被换成先调用一个记号运算（``library_clip_grad``）再照原样计算的版本，
-换的是函数对象本身，所以事先绑定的名字（``from torch.nn.utils import clip_grad_norm_``）也会留下记号。
+本来看不见它们：检查期间用 ``entry_points_watched`` 看着这几个函数，它按源文件与限定名认出它们的代码，一开始执行
+就在记录里留下 ``library_entry_point``，所以事先绑定的名字（``from torch.nn.utils import clip_grad_norm_``）
+和事先复制出来的函数对象（``types.FunctionType(原函数.__code__, …)``）也一样认得出。
 同样，1.3.6 传进去的 optimizer 每走一步（``step``）都留下记号运算 ``optimizer_step``。
 
 记录只看得见学生函数在本线程里调用的 torch 运算：把数据转成 NumPy、在 PyTorch 之外算，检查看不见过程，
@@ -12,74 +13,49 @@
 
 from __future__ import annotations
 
-import contextlib
-import inspect
 import math
-import types
+import numbers
 
 import torch
 from torch import nn
 
-from seqlab.exercises import call, call_tracing_torch, checker, expect, expect_close, expect_tensor, fail
+from seqlab.exercises import (
+    call,
+    call_tracing_torch,
+    checker,
+    entry_points_watched,
+    expect,
+    expect_close,
+    expect_tensor,
+    fail,
+)
 
 AUTOGRAD_OPS = ("grad", "backward", "_make_dual", "_unpack_dual")  # torch.autograd.grad / jacrev / .backward() / jacfwd
 COMPLEX_OPS = ("imag", "real", "view_as_real", "view_as_complex", "complex", "polar")  # 复步长数值微分要用到它们
+
+
+# 1.3.1 的闭式只要对 h_j、h_{j−1}、W_h、κ 做加减乘和矩阵乘法，用不着再算一次 tanh。数值微分（有限差分、复步长）
+# 却必须在扰动点上重算前向，也就是求 tanh（或用 exp、sigmoid 之类拼出它），从 s_j 还原预激活还要 atanh：
+# 检查把这些运算（含原地版本）一律判错。
+TANH_FAMILY = tuple(
+    name + suffix
+    for name in ("tanh", "atanh", "arctanh", "exp", "exp2", "expm1", "log1p", "sigmoid", "logsigmoid", "softplus",
+                 "cosh", "sinh", "special_expit", "special_exp2", "special_expm1", "special_log1p", "__rpow__")
+    for suffix in ("", "_")
+)
 
 
 def _marker_dispatch(x):
     return (x,)
 
 
-@torch.overrides.wrap_torch_function(_marker_dispatch)
-def library_clip_grad(x):
-    """一个什么也不做的“运算”：检查期间 PyTorch 的梯度裁剪函数被调用时先调用它一次，它的名字由此进入运算记录。"""
-    return x
-
-
-CLIP_FUNCTIONS = ("_get_total_norm", "_clip_grads_with_norm_", "clip_grad_norm_", "clip_grad_norm")
-
-
-def _mark_clip():
-    library_clip_grad(torch.zeros(()))
-
-
-@contextlib.contextmanager
-def _clip_functions_marked():
-    """检查学生函数的那一会儿，让 ``torch.nn.utils.clip_grad`` 里与梯度裁剪有关的函数被调用时留下 ``library_clip_grad``。
-
-    换的是每个函数（``_no_grad`` 包装里面那一层）的 ``__code__``：新的函数体先调用记号运算，再调用原函数体的一份副本。
-    公开名 ``get_total_norm``、``clip_grads_with_norm_`` 就是 ``_get_total_norm``、``_clip_grads_with_norm_`` 本身，
-    ``clip_grad_norm_`` 在里面调用这两个；事先绑定的名字指向同一个函数对象，所以也逃不掉。"""
+def _clip_functions():
+    """``torch.nn.utils.clip_grad`` 里与梯度裁剪有关的函数（这一版 PyTorch 有哪些就取哪些）。"""
     from torch.nn.utils import clip_grad
 
-    namespace = vars(clip_grad)
-    saved = []
-    for name in CLIP_FUNCTIONS:
-        inner = inspect.unwrap(getattr(clip_grad, name, None) or _mark_clip)
-        if not isinstance(inner, types.FunctionType) or inner.__code__.co_freevars or inner.__globals__ is not namespace:
-            continue  # 这一版 PyTorch 的写法不同：这个函数不换
-        copy = types.FunctionType(inner.__code__, inner.__globals__, inner.__name__, inner.__defaults__, inner.__closure__)
-        copy.__kwdefaults__ = inner.__kwdefaults__
-        saved.append((inner, inner.__code__, inner.__defaults__, inner.__kwdefaults__, f"_seqlab_original_{name}", copy))
-    try:
-        namespace["_seqlab_mark_clip"] = _mark_clip
-        for inner, _code, _defaults, _kwdefaults, key, copy in saved:
-            namespace[key] = copy
-            inner.__code__ = _marked_code(key)
-            inner.__defaults__, inner.__kwdefaults__ = None, None
-        yield
-    finally:
-        for inner, code, defaults, kwdefaults, key, _copy in saved:
-            inner.__code__, inner.__defaults__, inner.__kwdefaults__ = code, defaults, kwdefaults
-            namespace.pop(key, None)
-        namespace.pop("_seqlab_mark_clip", None)
-
-
-def _marked_code(key: str) -> types.CodeType:
-    """``def marked(*args, **kwargs): _seqlab_mark_clip(); return <key>(*args, **kwargs)`` 的代码对象。"""
-    local: dict = {}
-    exec(f"def marked(*args, **kwargs):\n    _seqlab_mark_clip()\n    return {key}(*args, **kwargs)\n", {}, local)
-    return local["marked"].__code__
+    names = ("_get_total_norm", "_clip_grads_with_norm_", "clip_grad_norm_", "clip_grad_norm", "get_total_norm",
+             "clip_grads_with_norm_")
+    return [getattr(clip_grad, name) for name in names if callable(getattr(clip_grad, name, None))]
 
 
 def _leaky_case(seed: int, d: int, kappa: float, saturate: bool = False):
@@ -106,8 +82,9 @@ def check_leaky_jacobian(leaky_jacobian):
     """学生函数 ``leaky_jacobian(h_j, h_prev, W_h, kappa) -> (d, d)``：``∂h_j/∂h_{j-1}``，其中
     ``h_j = (1 - κ) h_{j-1} + κ tanh(u_j + W_h h_{j-1})``。不许用自动求导（检查看它调用了哪些张量运算）。"""
     # 最后一例有一半分量深度饱和：tanh 恰好是 ±1，而从 h_j、h_{j−1} 还原的 s_j 因舍入有一个分量比 1 大一个 ulp
-    # （种子 5 正是为此选的）。公式 1 − s_j² 在那里约为 −4e-16，与 autograd 的 0 一致；先用 atanh 还原预激活、
-    # 再在扰动点上重算前向的数值微分（有限差分、复步长）在那里得到 NaN。
+    # （种子 5 正是为此选的）。公式 1 − s_j² 在那里约为 −4e-16，与 autograd 的 0 一致。
+    # 在 torch 里做的数值微分（有限差分、复步长，哪怕先把 s_j 截到 ±1 以内）要算 tanh 或 atanh，由 TANH_FAMILY 判错；
+    # 在 NumPy 里做的，记录看不见，检查只能核对结果（正文与教师指南如实说明）。
     cases = ((0, 3, 1.0, False), (1, 4, 0.5, False), (2, 6, 0.1, False), (3, 5, 0.9, False), (5, 6, 0.3, True))
     for seed, d, kappa, saturate in cases:
         W_h, u, h_prev, s_j, h_j = _leaky_case(seed, d, kappa, saturate)
@@ -117,6 +94,11 @@ def check_leaky_jacobian(leaky_jacobian):
         if used:
             fail(f"你的函数调用了自动求导（{'、'.join(used)}）。这道题要你自己推导：写出 J_j 的公式，"
                  "再只用 h_j、h_{j-1}、W_h 和 κ 把它算出来；autograd 只由检查拿来核对。")
+        used = trace.used(*TANH_FAMILY)
+        if used:
+            fail(f"你的函数调用了 {'、'.join(used)}。J_j 的公式用不着再算 tanh：s_j 由 h_j 与 h_{{j−1}} 直接得到，"
+                 "tanh 的导数就是 1 − s_j²。在扰动点上重算前向的数值微分（有限差分、复步长）和用 atanh 还原预激活都不是推导；"
+                 "请只用 h_j、h_{j-1}、W_h 和 κ 做加减乘与矩阵乘法算出 J_j。")
         used = trace.used(*COMPLEX_OPS)
         if used:
             fail(f"你的函数用到了复数运算（{'、'.join(used)}）：这是复步长的数值微分。这道题要你推导 J_j 的公式，"
@@ -128,8 +110,8 @@ def check_leaky_jacobian(leaky_jacobian):
         got = got.double()
         if not torch.isfinite(got).all():
             fail(f"d = {d}、κ = {kappa} 的例子里你的 J_j 含有 inf 或 NaN。"
-                 + ("这一例有几个分量深度饱和：tanh 恰好是 ±1，从 h_j 还原的 s_j 因舍入甚至略大于 1，atanh 在那里给出 NaN。"
-                    "公式 1 − s_j² 只用 s_j 本身，用不着 atanh，也用不着在别的点上重算前向。" if saturate else ""))
+                 + ("这一例有几个分量深度饱和：tanh 恰好是 ±1，从 h_j 还原的 s_j 因舍入甚至略大于 1。"
+                    "公式 1 − s_j² 只用 s_j 本身，在那里仍是有限的数。" if saturate else ""))
         expect(tuple(got.shape) == (d, d), f"d = {d} 时 J_j 的形状应为 ({d}, {d})，你的是 {tuple(got.shape)}。")
         eye = torch.eye(d, dtype=torch.float64)
         slope = 1 - s_j**2
@@ -189,8 +171,8 @@ def check_clip_gradients(clip_gradients):
     """学生函数 ``clip_gradients(params, max_norm) -> float``：把各参数 ``.grad`` 的总范数裁剪到 ``max_norm``
     （``p.grad.mul_(…)`` 或 ``p.grad = …`` 都行：检查看到的是调用之后每个参数的 ``.grad``），返回裁剪前的总范数（Python 浮点数）。
 
-    不许用 ``clip_grad_norm_``（也不许借 ``get_total_norm``、``_get_total_norm`` 求范数）：检查期间它们留下记号运算
-    ``library_clip_grad``（见 ``_clip_functions_marked``）。
+    不许用 ``clip_grad_norm_``（也不许借 ``get_total_norm``、``_get_total_norm`` 求范数）：检查期间
+    ``entry_points_watched`` 看着它们（见 ``_clip_functions``），调用一次就在记录里留下 ``library_entry_point``。
     手写的 ``max_norm / (总范数 + 1e-6)`` 由最后一组很小的梯度认出：裁剪后的总范数差了约 1%，
     而题目要的是恰好等于 ``max_norm``。训练那一段沿按定义裁剪的参考轨迹走，判的是每一步的裁剪，不判收敛。
     """
@@ -205,12 +187,12 @@ def check_clip_gradients(clip_gradients):
         total = float(torch.cat([gr.flatten() for gr in grads]).norm())
         coef = min(1.0, max_norm / total)  # 题目的定义：恰好缩放到 max_norm
         want = [gr * coef for gr in grads]
-        with _clip_functions_marked():
+        with entry_points_watched(_clip_functions()):
             got_norm, trace = call_tracing_torch(clip_gradients, ours, max_norm)
         if got_norm is not None and not isinstance(got_norm, float):
             fail(f"应返回一个 Python 浮点数（裁剪之前的总范数），你返回的是 {type(got_norm).__name__}。"
                  "张量可以用 float(…) 或 .item() 转成浮点数。")
-        if trace.used("library_clip_grad"):
+        if trace.used("library_entry_point"):
             fail("你的函数调用了 torch.nn.utils 里现成的梯度裁剪（clip_grad_norm_、get_total_norm、clip_grads_with_norm_ "
                  "或它们在里面用的 _get_total_norm、_clip_grads_with_norm_），哪怕只是借它求总范数。题目要你自己写：算出所有梯度拼成的长向量的 2-范数，"
                  "超过 max_norm 时把每个 .grad 乘上同一个系数。")
@@ -475,7 +457,7 @@ def check_tbptt_step(tbptt_step):
         loss, state = out
         expect(isinstance(loss, float), f"损失应是一个 Python 浮点数（loss.item()），你返回的是 {type(loss).__name__}。")
         expect(isinstance(state, torch.Tensor), f"状态应是 GRU 返回的张量，你返回的是 {type(state).__name__}。")
-        if state.requires_grad:
+        if state.grad_fn is not None:
             fail("返回的状态还连着这一段的计算图：要用 state.detach() 截断梯度——否则下一段反向传播会一路穿回第一段，"
                  "那就不是“截断”的 BPTT 了，内存和用时也随训练步数增长。")
         if k and abs(float(loss) - reset_losses[k]) < 1e-5:
@@ -523,11 +505,12 @@ class _GradNorm:
                  "知道了它的形式，测一两次就够了。")
         if isinstance(omega, torch.Tensor) and omega.numel() == 1:
             omega = omega.item()
-        if isinstance(omega, bool) or not isinstance(omega, (int, float)) or not math.isfinite(omega) or omega <= 0:
+        # NumPy 的数（np.float32、np.int64 等）也接受：它们登记为 numbers.Real / numbers.Integral；bool 不算数
+        if isinstance(omega, bool) or not isinstance(omega, numbers.Real) or not math.isfinite(omega) or omega <= 0:
             fail(f"grad_norm 的第一个参数 ω 应是一个有限的正数，你传入的是 {omega!r}。")
-        if isinstance(r, bool) or not isinstance(r, int) or not 1 <= r <= MAX_DISTANCE:
+        if isinstance(r, bool) or not isinstance(r, numbers.Integral) or not 1 <= r <= MAX_DISTANCE:
             fail(f"grad_norm 的第二个参数 r 应是 1 到 {MAX_DISTANCE} 之间的整数，你传入的是 {r!r}。")
-        return _product_norm(float(omega) * self.W_h, r)
+        return _product_norm(float(omega) * self.W_h, int(r))
 
 
 def _product_norm(J: torch.Tensor, r: int) -> float:
