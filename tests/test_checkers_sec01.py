@@ -279,3 +279,16 @@ def test_the_checks_do_not_rely_on_the_cached_book_models(monkeypatch):
                                        ties_as_hits))
     _rejected(sec01.check_sentence_log_prob(
         lambda model, text: sum(math.log(model.prob(ch, text[max(0, t - 2):t])) for t, ch in enumerate(text))))
+
+
+def test_patching_the_language_model_class_is_named(monkeypatch):
+    """读者的函数拿到模型的副本，却改了副本的类（seqlab.lm.NGramLM）的 prob：检查认得出，不会跟着被改。"""
+    original = lm.NGramLM.prob
+
+    def ties_to_guo(model, sentences):
+        monkeypatch.setattr(type(model), "prob", lambda self, t, c: original(self, t, c) * (1 + 1e-9 * (t == "过")))
+        return sum(_outcomes(model, sentences, ties_count=True)) / len(_outcomes(model, sentences))
+
+    test = _test_sentences()
+    right = {n: _right(lm.book_model(n), test) for n in range(1, 6)}
+    _rejected(sec01.check_cue_accuracy(ties_to_guo, right), "seqlab.lm.NGramLM")

@@ -17,6 +17,21 @@ _SENTENCES = [corpus.EXAMPLE_SENTENCE, "苹果公司发布了新的手机。", "
 _LONG_SENTENCE = "他问我这篇文章读过没有，我说早就读过了，还说下个周末想再把那本小说读一遍。"
 
 
+# 导入检查时（笔记本的第一个代码单元格，在读者的任何代码之前）记下语言模型类的样子：读者的函数拿到的是模型的
+# 副本，可副本的类还是 seqlab.lm 里那一个；改了类的方法，检查自己的模型也跟着变，这里认得出来。
+_CLASSES = {cls: dict(vars(cls)) for cls in (lm.ChainRuleLM, lm.NGramLM)}
+
+
+def _expect_library_untouched() -> None:
+    for cls, saved in _CLASSES.items():
+        now = vars(cls)
+        # copy.deepcopy 会给类添上 __slotnames__ 之类的缓存：新添的双下划线名字不算改动
+        added = {key for key in now.keys() - saved.keys() if not (key.startswith("__") and key.endswith("__"))}
+        if added or any(now.get(key) is not value for key, value in saved.items()):
+            fail(f"你的代码改动了 seqlab.lm.{cls.__name__} 这个类（例如换掉了它的 prob），检查用的模型也被改了。"
+                 "请重启内核，去掉那段代码再运行。")
+
+
 @cache
 def _model(order: int) -> lm.NGramLM:
     """检查自己拟合的 n-gram 模型（与 ``lm.book_model`` 同一份训练数据、同样的平滑）。
@@ -103,6 +118,7 @@ def check_sentence_log_prob(sentence_log_prob):
     （``_WholePrefixLM``），其中有一句 37 个字的长句：前文只取固定的最后几个字（少于 36 个）的答案过不了。
     """
     cases = [(3, text) for text in _SENTENCES] + [(_FULL, text) for text in [*_SENTENCES[:3], _LONG_SENTENCE]]
+    _expect_library_untouched()
     for order, text in cases:
         model = _model(order) if order != _FULL else _full_prefix_model()
         # 参照值与各种常见错答的值都在调用之前算好；交给学生的是模型的副本，就地改动它影响不到这里
@@ -112,6 +128,7 @@ def check_sentence_log_prob(sentence_log_prob):
         windowed = {window: sum(math.log(model.prob(ch, text[max(0, t - window) : t])) for t, ch in enumerate(text))
                     for window in range(1, len(text) - 1)}
         got = _as_float(call(sentence_log_prob, _prob_only(copy.deepcopy(model)), text))
+        _expect_library_untouched()
         if _close(got, math.exp(want)):
             fail(f"对「{text}」你返回的像是概率本身 {got:.3g}，题目要的是对数概率（请对每一项取 log 再相加）。")
         if _close(got, with_eos):
@@ -247,13 +264,16 @@ def check_cue_accuracy(cue_accuracy, accuracy):
     # 认出只截了最后几个字当前文的答案。
     few = [s for s in test if "读过" in s or "读完" in s][:6] + ["他读完了。", "我读过，也读完了。", "他龘读完了。", "他龘读过了。"]
     models = [(f"{order} 元模型", _model(order)) for order in (2, 3, 5)] + [("记住了整段前文的模型", _MemorisedPrefixLM(few))]
-    for name, model in models:
-        # 参照值与各种常见错答的值都在调用之前算好；学生拿到的是模型与句子列表的副本
-        want = _cue_accuracy(model, few)
-        tie_values = [_cue_accuracy(model, few, tie=tie) for tie in ("对", "过", "完")]
-        cut_values = [_cue_accuracy(model, few, window=w) for w in range(2, 12)]
-        shift_values = [_cue_accuracy(model, few, shift=shift) for shift in (1, -1)]
+    # 参照值与各种常见错答的值都在第一次调用学生的函数之前算好；学生拿到的是模型与句子列表的副本
+    _expect_library_untouched()
+    expected = [(name, model, _cue_accuracy(model, few),
+                 [_cue_accuracy(model, few, tie=tie) for tie in ("对", "过", "完")],
+                 [_cue_accuracy(model, few, window=w) for w in range(2, 12)],
+                 [_cue_accuracy(model, few, shift=shift) for shift in (1, -1)]) for name, model in models]
+    outcomes = {n: _cue_outcomes(_model(n), test) for n in range(1, 6)}
+    for name, model, want, tie_values, cut_values, shift_values in expected:
         got = _as_float(call(cue_accuracy, copy.deepcopy(model), list(few)))
+        _expect_library_untouched()
         if any(_close(got, v) for v in tie_values) and not _close(got, want):
             fail(f"{name}在 {len(few)} 个小例子上：p(过) 与 p(完) 相等时你算成了猜对，或者固定猜了其中一个字；"
                  "题目规定相等算猜错。")
@@ -267,14 +287,13 @@ def check_cue_accuracy(cue_accuracy, accuracy):
     expect(accuracy is not None, "还没有算 accuracy：写好函数后，把 accuracy 改成 n = 1～5 的字典。")
     expect(isinstance(accuracy, dict), f"accuracy 应是一个字典（键是阶数 n），你给的是 {type(accuracy).__name__}。")
     expect(set(accuracy) == {1, 2, 3, 4, 5}, f"accuracy 的键应是 1～5，你给的是 {sorted(accuracy)!r}。")
-    outcomes = {n: _cue_outcomes(_model(n), test) for n in range(1, 6)}
     total = len(outcomes[1])
-    want = {n: sum(o) / total for n, o in outcomes.items()}
+    want_by_n = {n: sum(o) / total for n, o in outcomes.items()}
     for n in range(1, 6):
         got = expect_number(accuracy[n], f"accuracy[{n}]")
-        if math.isclose(got, 1 - want[n], rel_tol=1e-9) and not math.isclose(want[n], 0.5):
+        if math.isclose(got, 1 - want_by_n[n], rel_tol=1e-9) and not math.isclose(want_by_n[n], 0.5):
             fail(f"n = {n} 时你的结果是 {got:.3f}，正好是 1 − 正确答案：猜测和答案的比较方向反了。")
-        expect_close(got, want[n], f"n = {n} 时测试集上的准确率")
+        expect_close(got, want_by_n[n], f"n = {n} 时测试集上的准确率")
     hits = {n: sum(o) for n, o in outcomes.items()}
     return (f"五个准确率都对。测试集里一共 {total} 处「读过」「读完」，猜对的处数："
             + "，".join(f"n = {n}：{hits[n]}" for n in hits) + "。"
