@@ -110,10 +110,11 @@ test-lab: $(STAMP) $(LABEXT)
 lab: $(STAMP) $(LABEXT)
 	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) --LabApp.app_settings_dir=$(CURDIR)/tools/jupyterlab chapters/ch01
 
+# 与静态网站托管一样：浏览器接受 gzip 时发构建时预先压缩好的 .gz（tools/browser.py）
 serve:
 	@test -d $(HTML) || { echo "还没有构建网站：请先运行 make book"; exit 1; }
 	@echo "在浏览器中打开 http://127.0.0.1:$(PORT)/ （Ctrl+C 停止）"
-	$(BIN)/python -m http.server $(PORT) --bind 127.0.0.1 --directory $(HTML)
+	$(BIN)/python tools/browser.py $(HTML) $(PORT)
 
 bench: $(STAMP) $(NODE) $(LABEXT)
 	$(BIN)/python tools/bench.py $(BENCH_ARGS)

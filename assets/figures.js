@@ -345,14 +345,61 @@
             if (spec.ticktext) set(`${axis}.ticktext`, keep(spec.ticktext));
           }
         } else if (spec.type !== "category" && !(spec.tickmode === "array")) {
-          // 对数轴上 plotly 在刻度多时会给 2、3、4…… 也标上数字：给它少一些，只标整数量级
-          const spacing = spec.type === "log" ? Math.max(gap, 64) : gap;
-          set(`${axis}.nticks`, Math.max(spec.type === "log" ? 2 : 3, Math.floor(lengthPx / spacing)));
+          const ranged = data.ranges && data.ranges[axis];
+          const ticks = ranged && ranged.type === "log" && ranged.range ? logTicks(ranged.range, lengthPx, Math.max(gap, 40)) : null;
+          if (ticks && ticks.every) {
+            // 对数轴：范围里有两个以上整数量级时，每隔 every 个量级标一个（plotly 照常写成 10²、1M 等），短轴上也至少两个
+            set(`${axis}.tickmode`, "linear");
+            set(`${axis}.tick0`, 0);
+            set(`${axis}.dtick`, ticks.every);
+          } else if (ticks) {
+            // 不到两个整数量级：标 1、2、5 倍，每个标签都是完整的数（“2M”而不是孤零零的“2”）
+            set(`${axis}.tickmode`, "array");
+            set(`${axis}.tickvals`, ticks.values);
+          } else {
+            // 对数轴上 plotly 在刻度多时会给 2、3、4…… 也标上数字：给它少一些，只标整数量级
+            const spacing = spec.type === "log" ? Math.max(gap, 64) : gap;
+            set(`${axis}.nticks`, Math.max(spec.type === "log" ? 2 : 3, Math.floor(lengthPx / spacing)));
+          }
         }
       }
     }
     patch.height = height;
     return patch;
+  }
+
+  /**
+   * 对数轴的刻度值：range 是 plotly 的范围（log10），lengthPx 是轴长，gap 是相邻标签至少相隔的像素。
+   * 范围里有两个以上整数量级时返回 ``{every}``：每隔几个量级标一个，保证至少两个标签；不到两个时返回 ``{values}``：
+   * 1、2、5 倍的刻度值，再不够就用 1 到 9 倍。都不行时返回 null（交给 plotly）。
+   */
+  function logTicks(range, lengthPx, gap) {
+    const [lo, hi] = [Math.min(...range), Math.max(...range)];
+    const room = Math.max(2, Math.floor(lengthPx / gap));
+    const inside = (mantissas) => {
+      const out = [];
+      for (let e = Math.floor(lo) - 1; e <= Math.ceil(hi); e++) {
+        for (const m of mantissas) {
+          const v = m * 10 ** e;
+          if (Math.log10(v) >= lo - 1e-9 && Math.log10(v) <= hi + 1e-9) out.push(Number(v.toPrecision(12)));
+        }
+      }
+      return out;
+    };
+    const decades = inside([1]);
+    if (decades.length >= 2) return { every: Math.max(1, Math.ceil((decades.length - 1) / (room - 1))) };
+    for (const mantissas of [[1, 2, 5], [1, 2, 3, 4, 5, 6, 7, 8, 9]]) {
+      const ticks = inside(mantissas);
+      if (ticks.length >= 2) {
+        // 位置按对数算：挤得太近的跳过
+        const kept = [];
+        for (const v of ticks) {
+          if (!kept.length || (lengthPx * (Math.log10(v) - Math.log10(kept.at(-1)))) / (hi - lo || 1) >= gap) kept.push(v);
+        }
+        if (kept.length >= 2) return { values: kept };
+      }
+    }
+    return null;
   }
 
   /** 每根类别轴上的类别（可见轨迹里作为坐标的字符串），例如 token 的列表。 */
@@ -455,8 +502,15 @@
         }
       }
       this.applied.traces = clone(traces);
+      // 同一组轨迹的属性放进同一次 restyle：分开调用时，plotly 在 colorbar.len 与 colorbar.lenmode 之间重算一次，
+      // 把手机上的色条长度（图高的比例）当成了像素
+      const byTraces = {};
       for (const [path, { values, idx }] of Object.entries(byPath)) {
-        await Plotly.restyle(this.gd, { [path]: values }, idx);
+        const group = (byTraces[idx.join(",")] = byTraces[idx.join(",")] || { update: {}, idx });
+        group.update[path] = values;
+      }
+      for (const { update, idx } of Object.values(byTraces)) {
+        await Plotly.restyle(this.gd, update, idx);
       }
     }
 

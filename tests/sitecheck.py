@@ -59,11 +59,15 @@ PAGE_BYTES_BUDGET = 3 * 10**6  # 一个章节页面连同它加载的全部文�
 FCP_BUDGET_MS = 2500
 # 模拟 4G：9 Mbit/s 下行、40 ms 往返延迟（Chromium 开发者工具的网络模拟）
 NETWORK_4G = {"offline": False, "latency": 40, "downloadThroughput": 9e6 / 8, "uploadThroughput": 9e6 / 8}
+# 模拟慢速 3G：与 Chromium 开发者工具的“Slow 3G”相同，400 kbit/s、2 s 往返延迟
+NETWORK_SLOW_3G = {"offline": False, "latency": 2000, "downloadThroughput": 400e3 / 8, "uploadThroughput": 400e3 / 8}
+SLOW_3G_FCP_BUDGET_MS = 8000
 PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True, "device_scale_factor": 2}
 DESKTOP = {"viewport": {"width": 1280, "height": 900}}
 
 # 每张图里每个文字元素的外框：标题、子图标题与其他注释、图例、色条、轴标题、刻度标签、控件标签。
-# 同一组里的元素（图例的各项、色条的刻度）合成一个框。返回相互重叠的元素对和超出图或屏幕的元素。
+# 同一组里的元素（图例的各项、色条的刻度）合成一个框。返回相互重叠的元素对和超出图或屏幕的元素，以及读不清的刻度
+# （squashed：长度不到子图高度一半的色条，只有一个标签或标签小于 9 px 的对数轴）。
 FIGURE_TEXT_BOXES = r"""() => {
   const out = [];
   const vw = document.documentElement.clientWidth;
@@ -97,7 +101,30 @@ FIGURE_TEXT_BOXES = r"""() => {
         if (w > tol && h > tol) overlaps.push(`${a.kind}「${a.text}」×${b.kind}「${b.text}」`);
       }
     });
-    out.push({index, items: items.length, overlaps, cut, width: frame.x1 - frame.x0});
+    // 色条的长度：占它那个子图高度的比例（竖的色条）。被压扁的色条（长度按像素而不是比例算）只有一两个像素长，
+    // 刻度标签挤成一团却未必重叠（它们被一起算成一个框）：单独查，至少要有子图高度的一半。
+    const squashed = [];
+    const full = gd._fullLayout;
+    (gd._fullData || []).forEach((t) => {
+      if (!t.colorbar || t.showscale === false || !full) return;
+      const cb = gd.querySelector(`g.cb${t.uid}`);
+      const fill = cb && (cb.querySelector(".cbfills") || cb.querySelector(".cbbg"));
+      if (!fill || !visible(cb)) return;
+      const yaxis = full[(t.yaxis || "y").replace("y", "yaxis")];
+      const domain = yaxis ? yaxis.domain : [0, 1];
+      const panel = (domain[1] - domain[0]) * full._size.h;
+      const length = t.colorbar.orientation === "h" ? fill.getBoundingClientRect().width : fill.getBoundingClientRect().height;
+      const fraction = length / (t.colorbar.orientation === "h" ? full._size.w : panel);
+      if (!(fraction >= 0.5)) squashed.push(`色条「${t.name || t.type}」只有子图的 ${fraction.toFixed(3)}`);
+    });
+    // 对数轴：至少两个刻度标签（只有一个时读不出刻度），标签不小于 9 px（plotly 给 2、5 倍写的小号标签没有单位）
+    Object.keys(full || {}).filter((k) => /^[xy]axis\d*$/.test(k) && full[k].type === "log" && full[k].visible !== false).forEach((k) => {
+      const labels = [...gd.querySelectorAll(`.${k.replace("axis", "")}tick text`)].filter(visible);
+      if (labels.length && labels.length < 2) squashed.push(`对数轴 ${k} 只有 1 个刻度标签「${labels[0].textContent}」`);
+      const tiny = labels.filter((t) => parseFloat(getComputedStyle(t).fontSize) < 9).map((t) => t.textContent);
+      if (tiny.length) squashed.push(`对数轴 ${k} 的刻度标签太小：${tiny.join("、")}`);
+    });
+    out.push({index, items: items.length, overlaps, cut, squashed, width: frame.x1 - frame.x0});
   });
   return out;
 }"""
@@ -141,7 +168,8 @@ def run_axe(page) -> list[dict]:
 
 
 def cold_load(browser, url: str, *, network=NETWORK_4G, device=PHONE, scroll_through=False) -> dict:
-    """冷缓存、模拟网络下打开一页：首次内容绘制（ms）与这一页下载的全部字节（不压缩）。
+    """冷缓存、模拟网络下打开一页：首次内容绘制（ms）、这一页下载的全部字节（``bytes``，解压后）与实际传输的字节
+    （``transfer``，服务器发压缩版时更少）。
 
     ``scroll_through``：之后再把每张图滚到眼前，等它们画好，``bytes_scrolled`` 是这时的总字节数。"""
     context = browser.new_context(**device)
@@ -152,11 +180,13 @@ def cold_load(browser, url: str, *, network=NETWORK_4G, device=PHONE, scroll_thr
     cdp.send("Network.emulateNetworkConditions", network)
     sizes: dict[str, int] = {}
     cdp.on("Network.dataReceived", lambda e: sizes.__setitem__(e["requestId"], sizes.get(e["requestId"], 0) + e["dataLength"]))
+    sent: dict[str, float] = {}
+    cdp.on("Network.loadingFinished", lambda e: sent.__setitem__(e["requestId"], e["encodedDataLength"]))
     try:
         page.goto(url, wait_until="load", timeout=180000)
         page.wait_for_load_state("networkidle", timeout=180000)
         fcp = page.evaluate("performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? null")
-        load = {"fcp_ms": fcp, "bytes": sum(sizes.values()), "requests": len(sizes)}
+        load = {"fcp_ms": fcp, "bytes": sum(sizes.values()), "transfer": sum(sent.values()), "requests": len(sizes)}
         if scroll_through:
             wait_for_figures(page, timeout=180000)
             page.wait_for_load_state("networkidle", timeout=180000)

@@ -206,10 +206,96 @@ def test_figure_text_neither_overlaps_nor_is_cut_off(browser, server, page, devi
     try:
         wait_for_figures(p)
         boxes = p.evaluate(FIGURE_TEXT_BOXES)
-        faults = {b["index"]: b["overlaps"] + [f"裁掉：{c}" for c in b["cut"]] for b in boxes if b["overlaps"] or b["cut"]}
+        faults = {b["index"]: b["overlaps"] + [f"裁掉：{c}" for c in b["cut"]] + b["squashed"]
+                  for b in boxes if b["overlaps"] or b["cut"] or b["squashed"]}
         assert all(b["items"] > 3 for b in boxes), "没有量到图中的文字"
-        assert not faults, f"{page}（{device}）图中文字重叠或被裁掉：{faults}"
+        assert not faults, f"{page}（{device}）图中文字重叠、被裁掉，或色条、对数轴的刻度读不清：{faults}"
         assert p.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth + 1"), "页面左右滚动"
+        # 公式：字体加载好后 book.js 把略宽的缩小，太长的在笔记本里分了行；没有一个要左右滚动才看得全
+        p.evaluate("document.fonts.ready")
+        p.wait_for_timeout(300)
+        wide = p.evaluate(WIDE_FORMULAS)
+        assert not wide, f"{page}（{device}）有 {len(wide)} 个公式放不下、要左右滚动：{wide}"
+    finally:
+        visit.close()
+
+
+WIDE_FORMULAS = """() => [...document.querySelectorAll('mjx-container[display="true"]')]
+  .filter(m => m.scrollWidth > m.clientWidth + 1)
+  .map(m => `${m.closest('.math')?.id || m.closest('section')?.id || '?'}：${m.scrollWidth} > ${m.clientWidth} px`)"""
+
+
+def _first_tab_stops(p, n):
+    """从页首按 n 次 Tab，依次聚焦到的元素：(文字, 是否在第一张图里)。"""
+    stops = []
+    for _ in range(n):
+        p.keyboard.press("Tab")
+        stops.append(p.evaluate("() => [document.activeElement.innerText?.trim() || document.activeElement.getAttribute('aria-label') || '',"
+                                " !!document.activeElement.closest('#seqlab-first-figure')]"))
+    return stops
+
+
+@pytest.mark.parametrize("device", ["desktop", "phone"])
+def test_phone_header_buttons_are_big_focusable_and_tooltips_get_out_of_the_way(browser, server, device):
+    """页眉（每页相同，取一页）：按钮至少 44 × 44 像素；章节目录、下载本页与侧栏里展开子目录的箭头聚焦时有看得见的焦点框；
+    手机上 Esc 关掉本页目录后没有提示框留在页眉上，配色按钮第一次轻点就换了配色（浅色与深色系统各一次）。"""
+    for scheme in ("light", "dark"):
+        visit = Visit(browser, f"{server}/chapters/ch01/05_self_attention.html", device=DEVICES[device], color_scheme=scheme)
+        p = visit.page
+        try:
+            small = p.evaluate("""() => [...document.querySelectorAll('.bd-header button, .bd-header-article button')]
+                .filter(b => b.getClientRects().length && getComputedStyle(b).visibility !== 'hidden' && !b.closest('.search-button-field, dialog'))
+                .map(b => [b.getAttribute('aria-label') || b.title, b.getBoundingClientRect().width, b.getBoundingClientRect().height])
+                .filter(([, w, h]) => w < 44 || h < 44)""")
+            assert not small, f"页眉里小于 44 × 44 像素的按钮：{small}"
+            for selector in (".bd-header-article .primary-toggle", ".bd-header-article .dropdown-toggle"):
+                p.keyboard.press("Tab")  # 让浏览器进入键盘模式（:focus-visible）
+                p.locator(selector).first.focus()
+                ring = p.evaluate("() => { const s = getComputedStyle(document.activeElement); return [s.outlineStyle, parseFloat(s.outlineWidth)]; }")
+                assert ring[0] != "none" and ring[1] >= 2, f"{selector} 聚焦时没有看得见的焦点框：{ring}"
+            if device == "desktop":
+                p.locator(".bd-sidebar-primary summary").first.focus()
+                ring = p.evaluate("() => getComputedStyle(document.activeElement).outlineStyle")
+                assert ring != "none", "侧栏里展开子目录的箭头聚焦时没有焦点框"
+            else:
+                p.locator(".secondary-toggle:visible").first.tap()
+                p.wait_for_selector("dialog[open]")
+                p.keyboard.press("Escape")
+                p.wait_for_timeout(400)
+                tips = p.evaluate("[...document.querySelectorAll('.tooltip')].filter(t => t.checkVisibility()).map(t => t.innerText)")
+                assert not tips, f"关掉本页目录后页眉上还有提示框：{tips}"
+            before = p.evaluate("document.documentElement.dataset.theme")
+            button = p.locator(".theme-switch-button:visible").first
+            button.tap() if device == "phone" else button.click()
+            p.wait_for_timeout(200)
+            assert p.evaluate("document.documentElement.dataset.theme") != before, f"（{scheme}）第一次点配色按钮没有换配色"
+            assert not visit.errors, visit.errors
+        finally:
+            visit.close()
+
+
+@pytest.mark.parametrize("device", ["desktop", "phone"])
+def test_skip_link_jumps_to_the_first_figure_and_small_fixes(browser, server, device):
+    """跳转链接：第二个 Tab 停靠点是“跳到本节的第一张图”，按下后再按 Tab 就到了图的控件上（不必先走过八九十个链接）。
+    顺带（每页相同，取一页）：/favicon.ico 存在；折叠块的按钮与插图的替代文字是中文；服务器发 gzip 预压缩版。"""
+    visit = Visit(browser, f"{server}/chapters/ch01/05_self_attention.html", device=DEVICES[device])
+    p = visit.page
+    try:
+        stops = _first_tab_stops(p, 2)
+        assert stops[1][0] == "跳到本节的第一张图", stops
+        p.keyboard.press("Enter")
+        p.wait_for_timeout(300)
+        assert p.evaluate("document.activeElement.id") == "seqlab-first-figure" or p.evaluate("location.hash") == "#seqlab-first-figure"
+        after = _first_tab_stops(p, 1)
+        assert after[0][1], f"跳过去以后的 Tab 应当落在第一张图里，落在了：{after}"
+        labels = p.evaluate("[...document.querySelectorAll('button.toggle-button, summary')].map(b => b.getAttribute('aria-label') || b.innerText)")
+        assert not [x for x in labels if "Toggle" in (x or "")], labels
+        alts = p.evaluate("[...document.querySelectorAll('.bd-article img')].map(i => i.alt)")
+        assert alts and all(re.search(r"[\u4e00-\u9fff]", a) and ".svg" not in a for a in alts), alts
+        assert p.request.get(f"{server}/favicon.ico").ok, "/favicon.ico 是 404"
+        response = p.request.get(f"{server}/chapters/ch01/05_self_attention.html", headers={"Accept-Encoding": "gzip"})
+        assert response.headers.get("content-encoding") == "gzip" and "<html" in response.text()
+        assert not visit.errors, visit.errors
     finally:
         visit.close()
 
@@ -406,14 +492,21 @@ def test_dark_mode_exercise_checks_are_not_light_slabs(browser, server):
 
 
 def test_search_snippets_are_prose_without_contents_list_or_latex(browser, server):
-    visit = Visit(browser, f"{server}/search.html?q=链式法则")
+    """摘要只取正文（book.js 的清理真的运行了：没有打印用的目录、“.pdf”、压扁的公式）；手机上先看到各节的结果，
+    术语表的词条排在它们后面。"""
+    visit = Visit(browser, f"{server}/search.html?q=梯度", device=PHONE)
     p = visit.page
     try:
         p.wait_for_selector("#search-results li p", timeout=20000)
+        p.wait_for_function("document.querySelector('.search-summary')?.innerText.trim()", timeout=20000)  # 全部结果都列出来了
         snippets = p.eval_on_selector_all("#search-results li p", "els => els.map(e => e.innerText)")
         assert snippets
         assert not [s for s in snippets if re.search(r"\\(frac|mathbf|sum|left)|\$\$", s)], snippets
-        assert not [s for s in snippets if s.lstrip().startswith(("目录", "Contents"))], snippets
+        assert not [s for s in snippets if re.search(r"目录\s*1\.\d|Contents|\.pdf|[∂∏‖]", s)], snippets
+        hrefs = p.eval_on_selector_all("#search-results li > a", "els => els.map(e => e.getAttribute('href'))")
+        glossary = [i for i, h in enumerate(hrefs) if "appendix/glossary" in h]
+        sections = [i for i, h in enumerate(hrefs) if "/ch01/0" in h]
+        assert glossary and sections and max(sections) < min(glossary), f"术语表的词条排在了各节前面：{hrefs}"
     finally:
         visit.close()
 

@@ -193,3 +193,20 @@ def test_make_bench_reports_the_built_site():
     page_rows, shared = bench.bench_site()
     assert {name for name, _, _ in page_rows} == {p.relative_to(HTML).as_posix() for p in pages()}
     assert all(size > 0 for size in shared.values()), shared
+
+
+def test_text_files_are_precompressed_with_gzip_for_static_hosts():
+    """每个页面、样式表与脚本旁边有一份 .gz（服务器在浏览器接受 gzip 时发它），解压后与原文件逐字节相同，而且小得多。"""
+    import gzip
+
+    texts = [p for p in HTML.rglob("*") if p.is_file() and p.suffix in {".html", ".css", ".js"} and p.stat().st_size >= 4096]
+    assert texts
+    missing = [p.relative_to(HTML).as_posix() for p in texts if not p.with_name(p.name + ".gz").exists()]
+    assert not missing, f"这些文件没有预压缩：{missing[:10]}"
+    for gz in HTML.rglob("*.gz"):
+        original = gz.with_suffix("")
+        assert original.exists(), f"{gz.name} 的原文件已经不在了"
+        assert gzip.decompress(gz.read_bytes()) == original.read_bytes(), f"{gz.name} 与原文件不同"
+    page, css = HTML / "chapters" / "ch01" / "03_rnn_history.html", HTML / "_static" / "styles" / "pydata-sphinx-theme.css"
+    for path in (page, css):
+        assert path.with_name(path.name + ".gz").stat().st_size < 0.35 * path.stat().st_size

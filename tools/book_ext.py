@@ -283,8 +283,11 @@ def icon_codepoints(css_texts) -> set[int]:
 
 def subset_font(source: Path, target: Path, codepoints: set[int]) -> None:
     """用 fontTools 把图标字体裁成只含 ``codepoints`` 的字形（WOFF2，Brotli 压缩）。"""
+    import logging
+
     from fontTools import subset
 
+    logging.getLogger("fontTools").setLevel(logging.WARNING)  # 每裁一张表都记一条 INFO，淹没构建日志
     options = subset.Options()
     options.flavor = "woff2"
     options.layout_features = ["*"]
@@ -354,6 +357,86 @@ def fix_theme_html(html: str) -> str:
     return html
 
 
+# 插图（{figure} 里的 SVG 示意图）没有写 :alt: 时，Sphinx 把文件路径当成替代文字，读屏软件念出一串路径：
+# 换成图注的第一句（图注的其余部分紧跟在图后面，读屏软件照样会读到）。
+FIGURE_BLOCK = re.compile(r"<figure\b[^>]*>.*?</figure>", re.S)
+PATH_ALT = re.compile(r'<img alt="([^"]*)"(?=[^>]*\bsrc="\1")')
+CAPTION_TEXT = re.compile(r'<span class="caption-text">(.*?)</span>(?:<a class="headerlink"|\s*</p>)', re.S)
+
+
+def caption_alt_text(html: str) -> str:
+    """每张用文件路径作替代文字的插图，替代文字改成“示意图：”加图注的第一句。"""
+
+    def fix(match):
+        block = match.group(0)
+        caption = CAPTION_TEXT.search(block)
+        if not PATH_ALT.search(block) or not caption:
+            return block
+        text = re.sub(r"<mjx-assistive-mml.*?</mjx-assistive-mml>", "", caption.group(1), flags=re.S)
+        text = re.sub(r"<[^>]+>", "", text)
+        first = re.split(r"[。；]", text.strip(), maxsplit=1)[0].strip()
+        return PATH_ALT.sub(lambda m: f'<img alt="示意图：{html_escape(first)}"', block, count=1) if first else block
+
+    return FIGURE_BLOCK.sub(fix, html)
+
+
+def html_escape(text: str) -> str:
+    import html
+
+    return html.escape(html.unescape(text), quote=True)
+
+
+# 本页第一张图之前的跳转链接：页眉、侧栏与正文里的链接有八九十个 Tab 停靠点，读者可以直接跳到图与它的控件。
+# 链接与主题的“跳转到主要内容”一样，平时藏着，用 Tab 聚焦时才出现在页面顶端。
+SKIP_LINK = re.compile(r'(<div id="pst-skip-link" class="skip-link d-print-none">.*?</div>)', re.S)
+FIRST_FIGURE = re.compile(r'<figure class="seqlab-figure"')
+FIRST_FIGURE_ID = "seqlab-first-figure"
+
+
+def add_figure_skip_link(html: str) -> str:
+    """有图的页面：主题的跳转链接后面再加一个“跳到本节的第一张图”，第一张图带上它指向的 id。"""
+    if not FIRST_FIGURE.search(html) or FIRST_FIGURE_ID in html:
+        return html
+    html = FIRST_FIGURE.sub(f'<figure class="seqlab-figure" id="{FIRST_FIGURE_ID}" tabindex="-1"', html, count=1)
+    link = f'<div class="skip-link seqlab-skip-figure d-print-none"><a href="#{FIRST_FIGURE_ID}">跳到本节的第一张图</a></div>'
+    return SKIP_LINK.sub(lambda m: m.group(1) + link, html, count=1)
+
+
+# sphinx-togglebutton 在读者的浏览器里给答案等可折叠块加的按钮，名字是英文的
+TOGGLEBUTTON_LABEL = 'aria-label="Toggle hidden content"'
+
+
+def _fix_togglebutton(out: Path) -> None:
+    script = out / "_static" / "togglebutton.js"
+    if script.exists():
+        text = script.read_text(encoding="utf-8")
+        script.write_text(text.replace(TOGGLEBUTTON_LABEL, 'aria-label="展开或收起"'), encoding="utf-8")
+
+
+# 构建时把文本文件预先压缩一份 .gz：支持预压缩文件的静态托管（以及 make serve、测试用的服务器，见 tools/browser.py）
+# 在浏览器接受 gzip 时直接发它。慢网络上首屏要下载的 HTML 与 CSS 因此只剩几分之一。
+COMPRESSIBLE = {".html", ".css", ".js", ".mjs", ".json", ".svg", ".txt", ".ipynb", ".xml", ".map", ".wasm", ".ttf", ".otf"}
+
+
+def precompress(out: Path, min_bytes: int = 1024) -> int:
+    """给 ``out`` 下每个可压缩的文件写一份 ``.gz``（最高压缩级别，时间戳为 0，同样的内容得到同样的字节）；
+    只留确实更小的那些。已有的 ``.gz`` 先全部删掉，免得留下已经删掉的文件的旧压缩版。返回写出的个数。"""
+    import gzip
+
+    for old in out.rglob("*.gz"):
+        old.unlink()
+    written = 0
+    for path in out.rglob("*"):
+        if not path.is_file() or path.suffix not in COMPRESSIBLE or path.stat().st_size < min_bytes:
+            continue
+        data = path.read_bytes()
+        packed = gzip.compress(data, compresslevel=9, mtime=0)
+        if len(packed) < 0.9 * len(data):
+            path.with_name(path.name + ".gz").write_bytes(packed)
+            written += 1
+    return written
+
+
 FIGURE_SPEC = re.compile(r'<script type="application/json" class="seqlab-figure-spec">(.*?)</script>', re.S)
 
 
@@ -382,12 +465,15 @@ def _build_finished(app, exception):
     pages = [p for p in out.rglob("*.html") if "_static" not in p.parts]
     for page in pages:
         text = page.read_text(encoding="utf-8")
-        fixed = externalize_figures(fix_theme_html(text), page, out)
+        fixed = externalize_figures(add_figure_skip_link(caption_alt_text(fix_theme_html(text))), page, out)
         if fixed != text:
             page.write_text(fixed, encoding="utf-8")
     _trim_icons(app, pages)
     _typeset_math(out, pages)
     _write_notebooks(app)
+    _fix_togglebutton(out)
+    shutil.copyfile(ASSETS / "favicon.ico", out / "favicon.ico")  # 浏览器不看 <link rel="icon"> 时也会要 /favicon.ico
+    precompress(out)
 
 
 def _typeset_math(out: Path, pages: list[Path]) -> None:
@@ -404,6 +490,6 @@ def setup(app):
     app.connect("config-inited", _config_inited)
     app.connect("builder-inited", _copy_own_assets)
     app.connect("html-page-context", _page_context, priority=900)
-    app.connect("build-finished", _build_finished)
+    app.connect("build-finished", _build_finished, priority=900)  # 在主题改写 pygments.css 之后：预压缩要看到最终的文件
     app.add_css_file("seqlab/book.css")
     return {"parallel_read_safe": True, "parallel_write_safe": True}
