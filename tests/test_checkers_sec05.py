@@ -127,12 +127,40 @@ def _attention_via_cross_entropy(X, W_Q, W_K, W_V):
     return torch.exp(-nll).reshape(S, S) @ V
 
 
+def _attention_via_encoder_layer_kernel(X, W_Q, W_K, W_V):
+    """借 PyTorch 编码器层的融合内核：把 X 补三列，让每行均值为 0、方差相同，pre-norm 的 LayerNorm 就只除以一个
+    已知的常数；Q/K/V 的权重放进内核，输出投影取单位矩阵、前馈网络取 0，残差减掉输入就是注意力的输出。"""
+    S, d = X.shape
+    d_k, d_v = W_Q.shape[1], W_V.shape[1]
+    E, dt = max(d, d_k, d_v) + 3, X.dtype
+    Xp = torch.cat([X, torch.zeros(S, E - 3 - d, dtype=dt)], 1)
+    m = -Xp.sum(1, keepdim=True)
+    base = (Xp * Xp).sum(1, keepdim=True) + m * m
+    C = base.max() + 1.0
+    p = ((C - base) / 2).sqrt()
+    src = torch.cat([Xp, m, p, -p], 1)
+    s = (C / E).sqrt()
+
+    def block(W, scale):
+        B = torch.zeros(E, E, dtype=dt)
+        B[:d, :W.shape[1]] = W * scale
+        return B.T
+
+    qkv = torch.cat([block(W_Q, s * math.sqrt(E) / math.sqrt(d_k)), block(W_K, s), block(W_V, s)], 0)
+    ones, zeros = torch.ones(E, dtype=dt), torch.zeros(E, dtype=dt)
+    out = torch._transformer_encoder_layer_fwd(
+        src[None], E, 1, qkv, torch.zeros(3 * E, dtype=dt), torch.eye(E, dtype=dt), zeros, False, True, 0.0,
+        ones, zeros, ones, zeros, torch.zeros(4, E, dtype=dt), torch.zeros(4, dtype=dt), torch.zeros(E, 4, dtype=dt),
+        zeros, None, None)[0]
+    return (out - src)[:, :d_v]
+
+
 @pytest.mark.parametrize(
     "answer",
     [_attention_hidden_softmax, _attention_hidden_sdpa, _attention_grad_of_logsumexp, _attention_backward_of_logsumexp,
-     _attention_shrinks_W_Q, _attention_zeroes_X, _attention_via_cross_entropy],
+     _attention_shrinks_W_Q, _attention_zeroes_X, _attention_via_cross_entropy, _attention_via_encoder_layer_kernel],
     ids=["hidden-softmax", "hidden-sdpa", "grad-of-logsumexp", "backward-of-logsumexp", "shrunk-W_Q", "zeroed-X",
-         "cross-entropy"],
+         "cross-entropy", "encoder-layer-kernel"],
 )
 def test_self_attention_rejects_evasions(answer):
     assert not _passes(sec05.check_self_attention, answer)
@@ -536,6 +564,18 @@ def _scan_verbose(a, b):
     return history
 
 
+def _scan_transposed(a, b):
+    """不寻常但正确：转置成 (d, S) 的布局算，再转回来（用 .t() 而不是 .T）。"""
+    history, step, S = [b.clone()], 1, a.shape[0]
+    lam, u = a.t(), b.t()
+    while step < S:
+        u = torch.cat([u[:, :step], lam[:, step:] * u[:, :-step] + u[:, step:]], dim=1)
+        lam = torch.cat([lam[:, :step], lam[:, step:] * lam[:, :-step]], dim=1)
+        history.append(u.t().clone())
+        step *= 2
+    return history
+
+
 def _scan_pad(a, b):
     """不寻常但正确：F.pad 在前面补上恒等变换（a = 1，b = 0）。"""
     history, k = [b], 1
@@ -548,8 +588,8 @@ def _scan_pad(a, b):
 
 
 @pytest.mark.parametrize(
-    "answer", [_scan, _scan_in_place, _scan_padded, _scan_roll, _scan_verbose, _scan_pad],
-    ids=["cat", "in-place", "padded", "roll", "verbose", "F.pad"],
+    "answer", [_scan, _scan_in_place, _scan_padded, _scan_roll, _scan_verbose, _scan_pad, _scan_transposed],
+    ids=["cat", "in-place", "padded", "roll", "verbose", "F.pad", "transposed"],
 )
 def test_linear_scan_accepts(answer):
     assert _passes(sec05.check_linear_scan, answer)
@@ -620,14 +660,20 @@ def _cost_closed_form_numpy(S, block, batch, heads, layers, n_byte):
         lambda S, c, b, h, L, n: {**_cost(S, c, b, h, L, n), "score_bytes": b * h * L * S * (S + 1) // 2 * n},  # 掩码省内存
         lambda S, c, *rest: {**_cost(S, c, *rest), "tiled_pairs": _cost(S, c, *rest)["tiled_pairs"] + 0.5},  # 不是整数
         lambda S, c, *rest: tuple(_cost(S, c, *rest).values()),  # 不是字典
+        lambda S, c, *rest: {k: torch.tensor(v + 0.5, dtype=torch.float64) for k, v in _cost(S, c, *rest).items()},
     ],
-    ids=["no-skip", "only-useful", "divisible-only", "no-diagonal", "masked-memory", "non-integer", "tuple"],
+    ids=["no-skip", "only-useful", "divisible-only", "no-diagonal", "masked-memory", "non-integer", "tuple",
+         "non-integer-tensors"],
 )
 def test_attention_cost_rejects(answer):
     assert not _passes(sec05.check_attention_cost, answer)
 
 
-@pytest.mark.parametrize("answer", [_cost, _cost_closed_form_numpy], ids=["loop-over-block-rows", "closed-form-numpy"])
+@pytest.mark.parametrize(
+    "answer",
+    [_cost, _cost_closed_form_numpy, lambda *args: {k: torch.tensor(v) for k, v in _cost(*args).items()}],
+    ids=["loop-over-block-rows", "closed-form-numpy", "0-d-tensors"],
+)
 def test_attention_cost_accepts(answer):
     assert _passes(sec05.check_attention_cost, answer)
 

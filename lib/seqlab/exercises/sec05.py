@@ -19,7 +19,8 @@ from seqlab.measure import peak_memory_bytes
 # 包括 softmin、log_softmax、torch._softmax、aten::_softmax 与 PyTorch 的各种注意力内核。
 # seqlab.attention 里的函数也调用 torch.softmax，所以用库来答题同样会被认出来。
 # F.cross_entropy、nll 与 gumbel 采样在一次调用里先做 log_softmax：exp(−交叉熵) 就是现成的 softmax 权重，也算。
-READY_MADE = ("softmax", "softmin", "attention", "cross_entropy", "nll", "gumbel")
+# PyTorch 编码器层的融合内核（torch._transformer_encoder_layer_fwd）里也有注意力，也算。
+READY_MADE = ("softmax", "softmin", "attention", "cross_entropy", "nll", "gumbel", "transformer")
 # 借自动求导得到 softmax（logsumexp 的梯度就是 softmax）同样不算自己写：按名字的一整段匹配。
 # 反向模式（grad、backward）与前向模式（对偶数：make_dual / unpack_dual 及其带下划线的内部版本）都算。
 AUTOGRAD = ("grad", "backward", "vjp", "jvp", "jacrev", "jacfwd", "linearize", "hessian",
@@ -293,7 +294,7 @@ def _window_scans(lam: torch.Tensor, u: torch.Tensor, rounds: int) -> list[torch
 
 
 # 1.5.4 里允许的运算：逐元素的乘、加（减）与比较，切片、拼接、平移，新建、复制张量，以及查看形状、类型。
-# 按下标取行（index_select、gather、take_along_dim）与翻转（flip）也只搬数据，同样允许。
+# 按下标取行（index_select、gather、take_along_dim）、翻转（flip）、转置与重复（t、transpose、permute、repeat……）也只搬数据，同样允许。
 # 用的是“允许清单”而不是“禁止清单”：求和、累积和 / 积、exp / log、矩阵乘法之类都不在清单上，
 # 它们能绕开倍增，直接写出闭式解（比如广播出 (S, S, d) 的系数再沿一维求和）。
 SCAN_ALLOWED = frozenset({
@@ -305,6 +306,7 @@ SCAN_ALLOWED = frozenset({
     # 切片、拼接、平移与形状
     "__getitem__", "__setitem__", "cat", "concat", "concatenate", "stack", "vstack", "roll", "pad", "narrow",
     "select", "split", "chunk", "unbind", "view", "reshape", "unsqueeze", "squeeze", "expand", "expand_as",
+    "t", "transpose", "permute", "movedim", "moveaxis", "swapaxes", "swapdims", "repeat", "tile",
     "view_as", "reshape_as", "contiguous", "index_select", "gather", "take_along_dim", "flip",
     # 新建与复制
     "zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "new_zeros", "new_ones",
@@ -344,7 +346,7 @@ def check_linear_scan(linear_scan):
         if other:
             fail(
                 f"你的函数调用了 {'、'.join(other)}。这道题每一轮只许用逐元素的乘、加（减）与比较，"
-                "以及切片、按下标取行（index_select、gather）、翻转、拼接、平移（torch.roll、F.pad）和新建、复制张量：求和、累积和 / 积、exp / log 或矩阵乘法"
+                "以及切片、按下标取行（index_select、gather）、翻转、转置、拼接、平移（torch.roll、F.pad）和新建、复制、重复张量：求和、累积和 / 积、exp / log 或矩阵乘法"
                 "都能绕开倍增、一步写出闭式解，却不是倍增扫描。"
             )
         if isinstance(history, tuple):
@@ -415,6 +417,10 @@ def _whole_number(value, what: str) -> int:
     """学生给出的个数必须是整数（Python 或 NumPy 的整数，或者恰好是整数的浮点数），不许悄悄截断。"""
     if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__index__"):
         fail(f"{what}应该是一个整数，你给的是 {type(value).__name__}：{value!r}。")
+    if hasattr(value, "numel") or hasattr(value, "ndim"):  # 张量或 NumPy 数组：取出那一个数，再按数的规矩判
+        if (value.numel() if hasattr(value, "numel") else value.size) != 1:
+            fail(f"{what}应该是一个整数，你给的是含有多个数的 {type(value).__name__}。")
+        value = value.item()
     if isinstance(value, float):
         if not value.is_integer():
             fail(f"{what}应该是一个整数，你给的是 {value!r}。")
