@@ -110,8 +110,16 @@ def _finite_differences_via_exp(h, h_prev, W, kappa):  # 不调用 tanh/atanh：
     return (1 - kappa) * torch.eye(len(h), dtype=h.dtype) + kappa * slope[:, None] * W
 
 
+def _finite_differences_via_softmax(h, h_prev, W, kappa):  # 用 log 还原预激活、用 softmax 拼出 tanh，不调用 exp
+    s = _s(h, h_prev, kappa).clamp(-1 + 1e-15, 1 - 1e-15)
+    a = 0.5 * torch.log((1 + s) / (1 - s))
+    slope = _richardson(lambda x: 2 * torch.softmax(torch.stack([x, -x]), 0)[0] - 1, a)
+    return (1 - kappa) * torch.eye(len(h), dtype=h.dtype) + kappa * slope[:, None] * W
+
+
 @pytest.mark.parametrize("answer", [_finite_differences_whole_forward, _finite_differences_tanh_only,
-                                    _finite_differences_via_exp], ids=["whole-forward", "tanh-only", "via-exp"])
+                                    _finite_differences_via_exp, _finite_differences_via_softmax],
+                         ids=["whole-forward", "tanh-only", "via-exp", "via-log-and-softmax"])
 def test_leaky_jacobian_rejects_finite_differences_in_torch(answer):
     result = sec03.check_leaky_jacobian(answer)
     assert not result and "用不着再算 tanh" in result.message
@@ -588,8 +596,9 @@ def _bisect(grad_norm):
     lambda gn: np.float64(3.0) / gn(3.0, 1),
     lambda gn: 1 / gn(np.float32(1.0), np.int64(1)),  # NumPy 的数当参数
     lambda gn: gn(1.0, np.arange(1, 11)[-1]) ** (-1 / 10),
+    lambda gn: 1 / gn(1.0, torch.arange(1, 3)[0]),  # r 是 0 维整数张量
     _bisect,
-], ids=["one-shot", "r-th-root", "tensor", "numpy", "numpy-arguments", "numpy-r", "bisection"])
+], ids=["one-shot", "r-th-root", "tensor", "numpy", "numpy-arguments", "numpy-r", "tensor-r", "bisection"])
 def test_neutral_scale_accepts_any_route_to_one_over_g(answer):
     assert sec03.check_neutral_scale(answer)
 

@@ -34,13 +34,17 @@ AUTOGRAD_OPS = ("grad", "backward", "_make_dual", "_unpack_dual")  # torch.autog
 COMPLEX_OPS = ("imag", "real", "view_as_real", "view_as_complex", "complex", "polar")  # 复步长数值微分要用到它们
 
 
-# 1.3.1 的闭式只要对 h_j、h_{j−1}、W_h、κ 做加减乘和矩阵乘法，用不着再算一次 tanh。数值微分（有限差分、复步长）
-# 却必须在扰动点上重算前向，也就是求 tanh（或用 exp、sigmoid 之类拼出它），从 s_j 还原预激活还要 atanh：
-# 检查把这些运算（含原地版本）一律判错。
+# 1.3.1 的闭式只要对 h_j、h_{j−1}、W_h、κ 做加减乘和矩阵乘法，用不着任何超越函数。数值微分（有限差分、复步长）
+# 却必须在扰动点上重算前向，也就是求 tanh（或用 exp、sigmoid、softmax 之类拼出它），从 s_j 还原预激活还要 atanh
+# （或用 log 拼出它）：检查把这些运算（含原地版本）一律判错。用 pow 以张量为底拼出指数函数这样的写法，
+# 从运算的名字上分辨不出来（正确答案也会写 h ** 2），检查看不见。
 TANH_FAMILY = tuple(
     name + suffix
-    for name in ("tanh", "atanh", "arctanh", "exp", "exp2", "expm1", "log1p", "sigmoid", "logsigmoid", "softplus",
-                 "cosh", "sinh", "special_expit", "special_exp2", "special_expm1", "special_log1p", "__rpow__")
+    for name in ("tanh", "atanh", "arctanh", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "logit",
+                 "sigmoid", "logsigmoid", "softplus", "softmax", "log_softmax", "_softmax", "_log_softmax", "softmin",
+                 "logsumexp", "logaddexp", "xlogy", "float_power", "tan", "atan", "cosh", "sinh", "asinh", "erf",
+                 "erfinv", "special_expit", "special_exp2", "special_expm1", "special_log1p", "special_logit",
+                 "special_erf", "special_xlogy", "__rpow__")
     for suffix in ("", "_")
 )
 
@@ -505,6 +509,8 @@ class _GradNorm:
                  "知道了它的形式，测一两次就够了。")
         if isinstance(omega, torch.Tensor) and omega.numel() == 1:
             omega = omega.item()
+        if isinstance(r, torch.Tensor) and r.numel() == 1 and not r.is_floating_point() and r.dtype != torch.bool:
+            r = r.item()
         # NumPy 的数（np.float32、np.int64 等）也接受：它们登记为 numbers.Real / numbers.Integral；bool 不算数
         if isinstance(omega, bool) or not isinstance(omega, numbers.Real) or not math.isfinite(omega) or omega <= 0:
             fail(f"grad_norm 的第一个参数 ω 应是一个有限的正数，你传入的是 {omega!r}。")
