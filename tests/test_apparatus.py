@@ -54,3 +54,9 @@ def test_launch_buttons_appear_only_when_the_repository_url_is_given():
     config = (ROOT / "_config.yml").read_text(encoding="utf-8")
     assert "binderhub_url: https://mybinder.org" in config and "colab_url: https://colab.research.google.com" in config
     assert "thebe: true" not in config, "thebe 会让网页从外网加载脚本"
+
+
+def test_no_glossary_name_appears_twice():
+    """同一个词在术语表里出现两次，Sphinx 会报“重复的术语”，make book（-W）就失败了。"""
+    names = book_ext.glossary_terms()
+    assert len(names) == len(set(names)), sorted({n for n in names if names.count(n) > 1})

@@ -102,6 +102,8 @@ def command(work: Path, out: Path, slot: int, limits: Limits) -> list[str]:
     bwrap = ["bwrap", "--die-with-parent", "--new-session", "--clearenv"]
     bwrap += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
     bwrap += _system_links()
+    # 私有的 /tmp 先挂上：书或它的虚拟环境本身放在 /tmp 下面时（例如克隆到了 /tmp），下面的只读挂载叠在它上面，不被它盖住
+    bwrap += ["--perms", "1777", "--size", tmp, "--tmpfs", "/tmp"]
     read_only = _read_only_paths()
     # 挂载点的上级文件夹由 bubblewrap 建在沙箱的根里；先以 0755 建好，沙箱的用户才走得进去
     for folder in sorted({str(a) for p in [*read_only, INSIDE / "runner.py"] for a in p.parents if a != Path("/")}):
@@ -113,7 +115,6 @@ def command(work: Path, out: Path, slot: int, limits: Limits) -> list[str]:
         "--bind", str(work), str(INSIDE / "work"),
         "--bind", str(out), str(INSIDE / "out"),
         "--perms", "1777", "--size", tmp, "--tmpfs", str(INSIDE / "home"),
-        "--perms", "1777", "--size", tmp, "--tmpfs", "/tmp",
         "--proc", "/proc",
         "--dev", "/dev",
         "--perms", "1777", "--size", tmp, "--tmpfs", "/dev/shm",
