@@ -472,34 +472,28 @@ def test_linear_scan_rejects(answer):
     assert not _passes(sec05.check_linear_scan, answer)
 
 
-def _broadcast_closed_form(a, b):
-    """每一轮都用闭式：广播出 P[t, s] = exp(Σ_{s<k≤t} log a_k)，再沿 s 求和；没有 cumsum、矩阵乘法或 tril。"""
-    S = a.shape[0]
-    idx = torch.arange(S)
-    lag = idx[:, None] - idx[None, :]
-    between = ((idx[None, None, :] > idx[None, :, None]) & (idx[None, None, :] <= idx[:, None, None])).to(a.dtype)
-    P = torch.exp((between[..., None] * torch.log(a)[None, None]).sum(2))
-    history, k = [b.clone()], 1
-    while k < S:
-        window = ((lag >= 0) & (lag < 2 * k)).to(a.dtype)
-        history.append((P * window[..., None] * b[None]).sum(1))
-        k *= 2
-    return history
+def _closed_form_every_round(log_products):
+    """每一轮都用闭式：P[t, s] = exp(Σ_{s<k≤t} log a_k)，再把窗口里的 P·b 沿 s 求和；``log_products(between, log a)``
+    算出那个对数和。没有 cumsum、矩阵乘法或 tril。"""
+
+    def answer(a, b):
+        S = a.shape[0]
+        idx = torch.arange(S)
+        lag = idx[:, None] - idx[None, :]
+        between = ((idx[None, None, :] > idx[None, :, None]) & (idx[None, None, :] <= idx[:, None, None])).to(a.dtype)
+        P = torch.exp(log_products(between, torch.log(a)))
+        history, k = [b.clone()], 1
+        while k < S:
+            window = ((lag >= 0) & (lag < 2 * k)).to(a.dtype)
+            history.append((P * window[..., None] * b[None]).sum(1))
+            k *= 2
+        return history
+
+    return answer
 
 
-def _linear_closed_form(a, b):
-    """同样的闭式，累积的对数和改用 F.linear 算。"""
-    S = a.shape[0]
-    idx = torch.arange(S)
-    lag = idx[:, None] - idx[None, :]
-    between = ((idx[None, None, :] > idx[None, :, None]) & (idx[None, None, :] <= idx[:, None, None])).to(a.dtype)
-    P = torch.exp(F.linear(between, torch.log(a).T))
-    history, k = [b.clone()], 1
-    while k < S:
-        window = ((lag >= 0) & (lag < 2 * k)).to(a.dtype)
-        history.append((P * window[..., None] * b[None]).sum(1))
-        k *= 2
-    return history
+_broadcast_closed_form = _closed_form_every_round(lambda between, log_a: (between[..., None] * log_a[None, None]).sum(2))
+_linear_closed_form = _closed_form_every_round(lambda between, log_a: F.linear(between, log_a.T))  # 对数和改用 F.linear 算
 
 
 def _hidden_loop(a, b):
