@@ -236,7 +236,7 @@ CITES = """r => [...document.querySelectorAll(r)].flatMap(e => [...e.querySelect
         const c = getComputedStyle(el, which).content;
         return c === 'none' || c === 'normal' ? '' : c.replace(/^"|"$/g, '');
     };
-    const items = [...g.children].map(c => c.innerText + pseudo(c, '::after')).join('');
+    const items = [...g.children].map(c => c.textContent + pseudo(c, '::after')).join('');  // textContent：收起的下拉框里的引用也读得到
     return [g.classList.contains('narrative'), pseudo(g, '::before') + items + pseudo(g, '::after')];
 })"""
 # 公式（KaTeX/MathJax）与代码以外、屏幕上看得见的文字，每个 Markdown 单元格一段

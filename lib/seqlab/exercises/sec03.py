@@ -537,7 +537,7 @@ def _product_norm(J: torch.Tensor, r: int) -> float:
 @checker(
     "1.3.7",
     "正交的线性 RNN：不消失也不爆炸的尺度",
-    objective="推出 W_h = gQ 时 ‖∂h_t/∂h_{t−r}‖₂ = (ωg)^r，用测量找出让梯度既不消失也不爆炸的倍数 ω = 1/g",
+    objective=r"推出 $W_h=gQ$ 时 $\lVert\partial h_t/\partial h_{t-r}\rVert_2=(\omega g)^r$，用测量找出让梯度既不消失也不爆炸的倍数 $\omega=1/g$",
     difficulty=1,
     minutes=15,
 )
