@@ -253,34 +253,27 @@ def check_clip_gradients(clip_gradients):
             "裁剪只限制步长、不改方向：它治爆炸这个症状，不解决梯度消失。")
 
 
-def _reference_norms(W_h: torch.Tensor, U: torch.Tensor) -> list[float]:
+def _steps(W_h: torch.Tensor, U: torch.Tensor):
+    """沿 ``h_j = tanh(u_j + W_h h_{j−1})``（``h_0 = 0``）逐步走，依次给出 ``(u_j, h_{j−1}, h_j)``。"""
     h = torch.zeros(W_h.shape[0], dtype=torch.float64)
-    out = []
     for u in U:
-        J = torch.func.jacrev(lambda h, u=u: torch.tanh(u + W_h @ h))(h)
-        out.append(float(torch.linalg.matrix_norm(J, ord=2)))
-        h = torch.tanh(u + W_h @ h)
-    return out
+        h_prev, h = h, torch.tanh(u + W_h @ h)
+        yield u, h_prev, h
+
+
+def _reference_norms(W_h: torch.Tensor, U: torch.Tensor) -> list[float]:
+    return [float(torch.linalg.matrix_norm(torch.func.jacrev(lambda h, u=u: torch.tanh(u + W_h @ h))(h_prev), ord=2))
+            for u, h_prev, _ in _steps(W_h, U)]
 
 
 def _reference_old_state(W_h: torch.Tensor, U: torch.Tensor) -> list[float]:
     """一个常见的错误答案：J_j 里用了更新之前的 h_{j−1}，即 ‖diag(1 − h_{j−1}²) W_h‖₂。"""
-    h = torch.zeros(W_h.shape[0], dtype=torch.float64)
-    out = []
-    for u in U:
-        out.append(float(torch.linalg.matrix_norm((1 - h**2)[:, None] * W_h, ord=2)))
-        h = torch.tanh(u + W_h @ h)
-    return out
+    return [float(torch.linalg.matrix_norm((1 - h_prev**2)[:, None] * W_h, ord=2)) for _, h_prev, _ in _steps(W_h, U)]
 
 
 def _reference_slope_max(W_h: torch.Tensor, U: torch.Tensor) -> list[float]:
     """一个常见的错误答案：每一步的 max(1 − h_j²)，即 ‖J_j‖₂ 的上界 max(1 − h_j²)·‖W_h‖₂（这里 ‖W_h‖₂ = 1）。"""
-    h = torch.zeros(W_h.shape[0], dtype=torch.float64)
-    out = []
-    for u in U:
-        h = torch.tanh(u + W_h @ h)
-        out.append(float((1 - h**2).max()))
-    return out
+    return [float((1 - h**2).max()) for _, _, h in _steps(W_h, U)]
 
 
 @checker(
