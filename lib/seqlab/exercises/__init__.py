@@ -308,6 +308,13 @@ HIDDEN_OPS_MESSAGE = ("检查需要看到你的函数调用了哪些张量运算
                       "（例如写在 torch._C.DisableTorchFunction() 里，或者放到另一个线程、另一个进程里算）。请去掉这样的写法。")
 
 
+def op_name(name: str) -> str:
+    """运算记录里的名字只留运算本身：``TensorBase.mul`` → ``mul``，``aten::softmax.int``、``aten.cumsum.default`` →
+    ``softmax``、``cumsum``。"""
+    parts = re.split(r"\.|::", name)
+    return parts[parts.index("aten") + 1] if "aten" in parts[:-1] else parts[-1]
+
+
 def call_tracing_torch(fn, *args) -> tuple:
     """调用学生写的函数，同时记下它调用了哪些张量运算，返回 ``(结果, TorchTrace)``；有运算绕开了记录就判错。
 

@@ -20,6 +20,7 @@ from seqlab.exercises import (
     expect_number,
     expect_tensor,
     fail,
+    op_name,
 )
 
 PAD, UNK = "<pad>", "<unk>"
@@ -34,11 +35,6 @@ AUTOGRAD = ("backward", "grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian", "l
             "make_dual", "_make_dual", "unpack_dual", "_unpack_dual")  # 前向模式（对偶数）也算自动求导
 # PyTorch 自己算 Embedding 梯度的内核：直接调用它们（torch.ops.aten.…）等于让框架代劳
 EMBEDDING_BACKWARD = ("embedding_backward", "embedding_dense_backward", "embedding_sparse_backward")
-
-
-def _op_name(name: str) -> str:
-    """运算限定名的最后一段：``aten::embedding_dense_backward``、``….embedding_backward`` → 运算本身的名字。"""
-    return name.rsplit("::", 1)[-1].rsplit(".", 1)[-1]
 
 
 def _is_id_list(ids: object, n: int, V: int) -> bool:
@@ -314,8 +310,8 @@ def check_embedding_grad(embedding_grad):
             f"你的函数调用了 {'、'.join(autograd)}：这道题要你自己推出梯度，不要让自动求导代劳。",
         )
         # PyTorch 自己的反传内核（名字以 _backward 结尾，包括 embedding_bag 的那几个）：老老实实的答案一个也用不着
-        kernels = sorted({_op_name(n) for n in trace.calls if _op_name(n) in EMBEDDING_BACKWARD
-                          or _op_name(n).endswith("_backward")})
+        kernels = sorted({op_name(n) for n in trace.calls if op_name(n) in EMBEDDING_BACKWARD
+                          or op_name(n).endswith("_backward")})
         expect(
             not kernels,
             f"你的函数调用了 PyTorch 自己的 {'、'.join(kernels)}：那正是 nn.Embedding 反传时用的内核。"

@@ -19,6 +19,7 @@ from seqlab.exercises import (
     expect_number,
     expect_tensor,
     fail,
+    op_name,
 )
 
 # 练习 1.4.2 要求自己写 softmax：名字里带这些字样的运算都算“调用了现成的 softmax”（torch.softmax、F.softmax、
@@ -37,13 +38,6 @@ PARAM_BUILDING = ("empty", "zeros", "ones", "full", "rand", "randn", "uniform_",
 LOOP_S = 48  # 练习 1.4.1 检查“没有关于 j 的循环”时用的源句长度
 # 练习 1.4.1：把张量变成 NumPy 数组或 Python 数字的运算。离开 PyTorch 以后的循环，运算计数看不见。
 LEAVING_TORCH = ("numpy", "tolist", "item", "__float__", "__int__", "__index__", "__array__")
-
-
-def _op(name: str) -> str:
-    """运算名的最后一段：``TensorBase.softmax`` → ``softmax``，``aten::softmax.int`` → ``softmax``。"""
-    if "::" in name:
-        return name.split("::", 1)[1].split(".", 1)[0]
-    return name.rsplit(".", 1)[-1]
 
 
 def _shape(x: torch.Tensor, shape: tuple[int, ...], what: str) -> None:
@@ -78,7 +72,7 @@ def _own_scores(additive_scores, s_prev, H, W_s, W_h, v_a):
     if trace.used("library_entry_point"):
         fail("你的函数调用了库里的 AdditiveAttention（它的 scores、keys、forward 或 weights）。"
              "这道题要你按公式自己写：W_s @ s_prev、H @ W_h.T、tanh、再与 v_a 做内积。")
-    left = sorted({_op(n) for n in trace.used(*LEAVING_TORCH)})
+    left = sorted({op_name(n) for n in trace.used(*LEAVING_TORCH)})
     if left:
         fail(f"你的函数把张量转成了 NumPy 数组或 Python 数字（{'、'.join(left)}）。"
              "这样算出的打分不能对输入求导，运算计数也看不见那里的循环；请全程用 PyTorch 的张量运算。")
@@ -167,7 +161,7 @@ def check_context(context):
         out, trace = call_tracing_torch(context, scores.clone(), H.clone())
         if not (isinstance(out, tuple) and len(out) == 2):
             fail("context 应返回一个二元组 (alpha, c)。")
-        used = sorted({_op(n) for n in trace.calls if any(w in _op(n).lower() for w in SOFTMAX_WORDS)})
+        used = sorted({op_name(n) for n in trace.calls if any(w in op_name(n).lower() for w in SOFTMAX_WORDS)})
         if used:
             fail(f"你的函数调用了现成的 softmax、内含 softmax 的注意力函数或交叉熵（{'、'.join(used)}）。"
                  "这道题要你自己写：exp，再除以总和——以及怎样让它不溢出。")
@@ -279,7 +273,7 @@ def _real_counts(d_s: int, d_hh: int, d_a: int) -> tuple[int, int]:
 def _derived(fn, what: str, *args):
     """调用学生推导出的公式；它要是先建出模块或张量再数元素，就不算推导。"""
     out, trace = call_tracing_torch(fn, *args)
-    built = sorted({_op(n) for n in trace.calls if _op(n) in PARAM_BUILDING or _op(n).endswith("_like")})
+    built = sorted({op_name(n) for n in trace.calls if op_name(n) in PARAM_BUILDING or op_name(n).endswith("_like")})
     if built:
         fail(
             f"{what} 调用了 {'、'.join(built)}：看起来是建出了模块或张量再数它的元素。"

@@ -12,7 +12,7 @@ from functools import cache
 import torch
 
 from seqlab import attention
-from seqlab.exercises import call, call_tracing_torch, checker, expect, expect_tensor, fail
+from seqlab.exercises import call, call_tracing_torch, checker, expect, expect_tensor, fail, op_name
 from seqlab.measure import peak_memory_bytes
 
 # 1.5.1 里不许调用的现成实现：名字里（按 “.” 与 “::” 切开的任何一段）含有这些词的运算，
@@ -317,12 +317,6 @@ SCAN_ALLOWED = frozenset({
 })
 
 
-def _scan_op(name: str) -> str:
-    """运算记录里的名字只留运算本身：``TensorBase.mul`` → ``mul``，``aten::cumsum.default`` → ``cumsum``。"""
-    parts = re.split(r"\.|::", name)
-    return parts[parts.index("aten") + 1] if "aten" in parts[:-1] else parts[-1]
-
-
 def _rounds(S: int) -> int:
     return (S - 1).bit_length()  # ⌈log₂ S⌉，S = 1 时为 0
 
@@ -342,7 +336,7 @@ def check_linear_scan(linear_scan):
         lam = torch.rand(S, d, generator=g, dtype=torch.float64) * 1.2
         u = torch.randn(S, d, generator=g, dtype=torch.float64)
         history, trace = call_tracing_torch(linear_scan, lam.clone(), u.clone())
-        other = sorted({_scan_op(n) for n in trace.calls} - SCAN_ALLOWED)
+        other = sorted({op_name(n) for n in trace.calls} - SCAN_ALLOWED)
         if other:
             fail(
                 f"你的函数调用了 {'、'.join(other)}。这道题每一轮只许用逐元素的乘、加（减）与比较，"
